@@ -1,0 +1,65 @@
+/* core: errors, asserts, allocation, random numbers and small math shared by every layer. */
+#ifndef SPLAT_CORE_H
+#define SPLAT_CORE_H
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "splatc.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SPLAT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define SPLAT_NORETURN __attribute__((noreturn))
+#else
+#define SPLAT_PRINTF(f, a)
+#define SPLAT_NORETURN
+#endif
+
+/* Broken invariants (programmer errors) stop the program; bad input never reaches here. */
+SPLAT_NORETURN void splat__assert_fail(const char *expr, const char *file, int line);
+#define SPLAT_ASSERT(x) ((x) ? (void)0 : splat__assert_fail(#x, __FILE__, __LINE__))
+
+/* Records a failure in `err` (which may be NULL) unless an earlier one is already there, and
+ * returns `status`, so a failing path reads `return splat__fail(err, SPLAT_ERR_IO, ...)`. */
+splat_status splat__fail(splat_error *err, splat_status status, const char *fmt, ...) SPLAT_PRINTF(3, 4);
+
+/* Host allocation through the hooks of splat_set_allocator. */
+void *splat__malloc(size_t size);
+void *splat__calloc(size_t count, size_t size);
+void *splat__realloc(void *ptr, size_t size);
+void splat__free(void *ptr);
+char *splat__strdup(const char *s);
+/* Overflow-checked count * size; false when it does not fit in size_t. */
+static inline bool splat__mul_size(size_t count, size_t size, size_t *out)
+{
+    if (size != 0 && count > SIZE_MAX / size) return false;
+    *out = count * size;
+    return true;
+}
+
+#define SPLAT_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define SPLAT_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define SPLAT_COUNTOF(a) (sizeof(a) / sizeof((a)[0]))
+
+static inline uint32_t splat__div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+/* xoshiro256** seeded through splitmix64: reproducible from one 64-bit seed. */
+typedef struct splat_rng {
+    uint64_t s[4];
+} splat_rng;
+
+void splat__rng_seed(splat_rng *rng, uint64_t seed);
+uint64_t splat__rng_u64(splat_rng *rng);
+/* Uniform in [0, 1). */
+double splat__rng_uniform(splat_rng *rng);
+/* Standard normal. */
+double splat__rng_normal(splat_rng *rng);
+
+/* Monotonic wall clock in seconds. */
+double splat__now(void);
+
+#endif

@@ -1,0 +1,123 @@
+/* io: datasets (COLMAP, NeRF-synthetic), images, PLY, camera files and checkpoints.
+ * Host only. Every reader is safe on untrusted input: a malformed, truncated or lying file gives
+ * SPLAT_ERR_FORMAT (or _IO / _UNSUPPORTED / _NONFINITE) with a message that starts with the
+ * file's path and says what is wrong, never a crash. Every writer is atomic: it writes a
+ * temporary file beside the target and renames it, so a failure leaves the old file intact. */
+#ifndef SPLAT_IO_H
+#define SPLAT_IO_H
+
+#include "core/core.h"
+
+/* ------------------------------------------------------------------------- images */
+
+typedef struct splat_image {
+    uint32_t width, height;
+    uint8_t *rgba;           /* [H,W,4] 8-bit, straight (not premultiplied) alpha */
+} splat_image;
+
+/* Decodes PNG or JPEG (chosen by content, not extension). Grey, grey+alpha, RGB, RGBA, palette
+ * and 16-bit inputs are converted to RGBA8 (alpha 255 where the file has none). */
+splat_status splat_image_load(const char *path, splat_image *img, splat_error *err);
+/* Reads only the size from the header. */
+splat_status splat_image_probe(const char *path, uint32_t *width, uint32_t *height, splat_error *err);
+/* Writes an 8-bit PNG; `channels` 3 (RGB, alpha dropped) or 4. Atomic. */
+splat_status splat_image_save_png(const char *path, const splat_image *img, int channels, splat_error *err);
+/* Box-filter downsampling by an integer factor; the size is floor(size / factor), at least 1. */
+splat_status splat_image_downsample(const splat_image *src, uint32_t factor, splat_image *dst, splat_error *err);
+void splat_image_free(splat_image *img);
+
+/* ----------------------------------------------------------------------- datasets */
+
+typedef struct splat_view {
+    char *name;              /* image file name relative to the image folder, e.g. "DSC_0001.JPG" */
+    char *image_path;        /* path to open */
+    splat_camera camera;     /* intrinsics scaled to the image's actual size */
+    uint32_t downsample;     /* 1, or the factor to apply after loading when no images_N/ existed */
+    bool is_test;            /* held out for evaluation */
+} splat_view;
+
+typedef enum splat_dataset_kind {
+    SPLAT_DATASET_COLMAP = 1,
+    SPLAT_DATASET_NERF_SYNTHETIC = 2,
+} splat_dataset_kind;
+
+typedef struct splat_dataset {
+    splat_dataset_kind kind;
+    uint32_t n_views;
+    splat_view *views;       /* [n_views] sorted by name (COLMAP); train then test (NeRF-synthetic) */
+    uint32_t n_points;       /* SfM points (0 for NeRF-synthetic) */
+    float *points;           /* [P,3] */
+    uint8_t *point_colors;   /* [P,3] */
+    bool has_alpha;          /* images carry alpha to composite on the background (NeRF-synthetic) */
+} splat_dataset;
+
+typedef struct splat_dataset_desc {
+    const char *path;        /* the scene folder */
+    uint32_t images_factor;  /* 0 or 1: images/; N: images_N/ (or images/ downsampled by N) */
+    bool eval;               /* COLMAP: hold out every 8th image in sorted name order */
+} splat_dataset_desc;
+
+/* Detects the layout: COLMAP (sparse/0/ or sparse/ with cameras, images, points3D as .bin or
+ * .txt) or NeRF-synthetic (transforms_train.json, transforms_test.json). Cameras other than
+ * PINHOLE and SIMPLE_PINHOLE are refused with a message saying the images must be undistorted
+ * first. Image sizes are read from the image headers, and a missing image is an error. */
+splat_status splat_dataset_load(const splat_dataset_desc *desc, splat_dataset *ds, splat_error *err);
+void splat_dataset_free(splat_dataset *ds);
+
+/* ---------------------------------------------------------------------------- PLY */
+
+/* Writes the layout standard viewers read: binary little-endian, x y z, nx ny nz (0),
+ * f_dc_0..2, f_rest_* channel-major (3*((D+1)^2-1) of them for D = scene->sh_degree),
+ * opacity, scale_0..2, rot_0..3. Atomic. */
+splat_status splat_ply_write(const char *path, const splat_scene *scene, splat_error *err);
+/* Reads what splat_ply_write writes (binary little-endian or ASCII, f_rest of degree 0..3, in
+ * any property order). Unknown properties, missing ones, non-finite values and truncation are
+ * errors naming the file. `scene` is initialised here. */
+splat_status splat_ply_read(const char *path, splat_scene *scene, splat_error *err);
+
+/* ------------------------------------------------------------------------ cameras */
+
+/* Reads cameras for `splatc render`: the cameras.json of the original 3DGS code (a list of
+ * {id, img_name, width, height, position, rotation (camera-to-world), fx, fy}) and splatc's own
+ * form (a list of {name, width, height, fx, fy, cx, cy, R (world-to-camera, 9), t (3)}).
+ * names: [n] (may be NULL), freed by the caller with splat__free on each and the array. */
+splat_status splat_cameras_read(const char *path, splat_camera **cams, char ***names, uint32_t *n,
+                                splat_error *err);
+/* Writes splatc's form. Atomic. */
+splat_status splat_cameras_write(const char *path, const splat_camera *cams, const char *const *names,
+                                 uint32_t n, splat_error *err);
+
+/* -------------------------------------------------------------------- checkpoints */
+
+/* A checkpoint is a list of named binary sections with a checksum each; what the sections
+ * mean is the trainer's business. */
+typedef struct splat_section {
+    char name[32];
+    void *data;
+    uint64_t size;
+} splat_section;
+
+/* Atomic. */
+splat_status splat_ckpt_write(const char *path, const splat_section *sections, uint32_t n, splat_error *err);
+/* Reads every section (allocated here; free with splat_ckpt_free). A bad magic, version,
+ * checksum or truncation is an error naming the file. */
+splat_status splat_ckpt_read(const char *path, splat_section **sections, uint32_t *n, splat_error *err);
+void splat_ckpt_free(splat_section *sections, uint32_t n);
+/* The section called `name`, or NULL. */
+const splat_section *splat_ckpt_find(const splat_section *sections, uint32_t n, const char *name);
+
+/* ---------------------------------------------------------------- atomic writing */
+
+/* Opens a temporary file beside `path`; splat__atomic_commit flushes, fsyncs and renames it over
+ * `path`; splat__atomic_abort removes it. */
+typedef struct splat_atomic_file {
+    void *fp;                /* FILE * */
+    char tmp_path[1024];
+    char path[1024];
+} splat_atomic_file;
+
+splat_status splat__atomic_open(splat_atomic_file *f, const char *path, splat_error *err);
+splat_status splat__atomic_commit(splat_atomic_file *f, splat_error *err);
+void splat__atomic_abort(splat_atomic_file *f);
+
+#endif

@@ -1,0 +1,96 @@
+/* ref: the CPU reference of every render and train kernel. Double precision, single-threaded
+ * and simple: it is the oracle the GPU is tested against, not a second fast path. It is
+ * written from docs/RASTER.md (and docs/TRAIN.md), never from the shaders. */
+#ifndef SPLAT_REF_H
+#define SPLAT_REF_H
+
+#include "core/core.h"
+
+/* A decision whose value lies within this relative margin of its threshold is "borderline":
+ * float32 and double may legitimately decide it differently (docs/RASTER.md, last section). */
+#define SPLAT_REF_BORDER 1e-4
+
+typedef struct splat_ref_settings {
+    uint32_t sh_degree;      /* active degree 0..3 */
+    float background[3];
+    uint32_t cap;            /* max Gaussians per tile, 0 = unlimited */
+} splat_ref_settings;
+
+/* Per-Gaussian result of the preprocess (docs/RASTER.md section 1). */
+typedef struct splat_ref_proj {
+    int visible;             /* 0 when culled (any reason, including tiles_touched == 0) */
+    double mean2d[2];
+    double cov2d[3];         /* blurred covariance a, b, c */
+    double conic[3];         /* A, B, C */
+    double depth;
+    double color[3];         /* after the clamp at 0 */
+    double opacity;          /* sigmoid of the logit */
+    double radius[2];        /* rx, ry */
+    uint32_t tiles_touched;
+    /* Smallest relative margin over this Gaussian's preprocess decisions: near plane,
+     * det > 0, opacity >= ALPHA_MIN, the guard-band clamps, the colour clamps at 0. */
+    double margin;
+} splat_ref_proj;
+
+/* Tile lists (docs/RASTER.md section 2), uncapped: the cap is applied by rasterize/backward. */
+typedef struct splat_ref_lists {
+    uint32_t tiles_x, tiles_y;
+    uint32_t *offsets;       /* [tiles_x*tiles_y + 1] list of tile t is ids[offsets[t] .. offsets[t+1]) */
+    uint32_t *ids;           /* [offsets[tiles]] Gaussian indices, in blending order */
+    /* Candidate (tile, Gaussian) pairs whose tile test was borderline, touched or not. */
+    uint32_t n_border;
+    uint32_t *border_tile;   /* [n_border] */
+    uint32_t *border_id;     /* [n_border] */
+} splat_ref_lists;
+
+typedef struct splat_ref_image {
+    uint32_t width, height;
+    double *rgb;             /* [H,W,3] */
+    double *T;               /* [H,W] final transmittance */
+    int32_t *last;           /* [H,W] index of the last blended Gaussian, -1 if none */
+    double *depth;           /* [H,W] accumulated depth sum(depth alpha T) */
+    double *margin;          /* [H,W] smallest relative margin over the pixel's raster decisions */
+} splat_ref_image;
+
+typedef struct splat_ref_grads {
+    uint32_t count;
+    double *means;           /* [N,3] */
+    double *log_scales;      /* [N,3] */
+    double *quats;           /* [N,4] */
+    double *opacities;       /* [N] (with respect to the logit) */
+    double *sh;              /* [N,16,3] */
+    double *mean2d;          /* [N,2] */
+} splat_ref_grads;
+
+/* proj: [scene->count], filled. */
+void splat_ref_preprocess(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
+                          splat_ref_proj *proj);
+
+/* Builds the tile lists of the visible Gaussians. Free with splat_ref_lists_free. */
+splat_status splat_ref_tile_lists(const splat_camera *cam, const splat_ref_proj *proj, uint32_t count,
+                                  splat_ref_lists *lists, splat_error *err);
+void splat_ref_lists_free(splat_ref_lists *lists);
+
+splat_status splat_ref_image_init(splat_ref_image *img, uint32_t width, uint32_t height, splat_error *err);
+void splat_ref_image_free(splat_ref_image *img);
+
+/* Forward: fills img (sized to the camera) from proj and lists. */
+void splat_ref_rasterize(const splat_camera *cam, const splat_ref_settings *set, const splat_ref_proj *proj,
+                         const splat_ref_lists *lists, splat_ref_image *img);
+
+/* Convenience: preprocess, lists and rasterize in one call. proj: [count]; lists and img are
+ * initialised here and freed by the caller. */
+splat_status splat_ref_render(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
+                              splat_ref_proj *proj, splat_ref_lists *lists, splat_ref_image *img, splat_error *err);
+
+splat_status splat_ref_grads_init(splat_ref_grads *g, uint32_t count, splat_error *err);
+void splat_ref_grads_free(splat_ref_grads *g);
+
+/* Backward: the exact gradient of the forward function. Inputs are the forward's proj, lists
+ * and img; d_rgb [H,W,3] and d_alpha [H,W] (alpha = 1 - T) are the upstream gradients.
+ * grads must be initialised for scene->count and is overwritten. */
+void splat_ref_backward(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
+                        const splat_ref_proj *proj, const splat_ref_lists *lists, const splat_ref_image *img,
+                        const float *d_rgb, const float *d_alpha, splat_ref_grads *grads);
+
+#endif
