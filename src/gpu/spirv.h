@@ -14,4 +14,7 @@ typedef struct splat__spirv {
 /* Terminated by an entry whose name is NULL. */
 extern const splat__spirv splat__spirv_table[];
 
+/* The shader called `name`, or NULL. */
+const splat__spirv *splat__spirv_find(const char *name);
+
 #endif
