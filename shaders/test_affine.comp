@@ -9,5 +9,9 @@ layout(push_constant) uniform Push { uint n; float a; float b; };
 void main()
 {
     uint i = splat_global_id();
-    if (i < n) x[i] = x[i] * a + b;
+    if (i >= n) return;
+    // precise: no contraction to fma, so the GPU rounds the product and the sum separately,
+    // exactly like the CPU oracle (Vulkan makes both operations correctly rounded).
+    precise float y = x[i] * a + b;
+    x[i] = y;
 }
