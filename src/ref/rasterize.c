@@ -230,7 +230,8 @@ static void raster_backward(const splat_camera *cam, const splat_ref_settings *s
                     d_alpha += d_rgb[ch] * (p->color[ch] * T - S[ch] / one_minus);
                     S[ch] += p->color[ch] * alpha * T;
                 }
-                /* Where the clamp at ALPHA_MAX holds, alpha does not depend on opacity or sigma. */
+                /* Where the clamp at ALPHA_MAX holds, alpha does not depend on opacity or sigma
+                 * (at equality it counts as unclamped, like gsplat's `opac * vis <= 0.999f`). */
                 if (v > SPLAT_REF_ALPHA_MAX) continue;
                 g->alpha[i] += d_alpha * e;
                 double d_sigma = -d_alpha * alpha;

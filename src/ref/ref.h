@@ -23,7 +23,14 @@
  *   A pixel that decides nothing has margin HUGE_VAL.
  * - tiles (splat_ref_lists border pairs): a candidate pair is borderline when
  *   |min_sigma - tau'| <= SPLAT_REF_BORDER * max(tau', 1), min_sigma being the minimum of
- *   sigma over the tile's rectangle of pixel centres (docs/RASTER.md 1.8). */
+ *   sigma over the tile's rectangle of pixel centres (docs/RASTER.md 1.8).
+ * Not covered: the order of two Gaussians whose depths round to float32 differently on the
+ * GPU (RASTER.md names no such decision).
+ *
+ * Where RASTER.md leaves a derivative at a tie, the reference follows gsplat/torch: the
+ * guard-band clamp counts as inside at equality (d tx / d p.x = 1), the colour clamp passes the
+ * gradient at raw == 0 (torch.clamp_min), and alpha_i exp(-sigma) == ALPHA_MAX counts as
+ * unclamped (gsplat's `opac * vis <= 0.999f`). */
 #define SPLAT_REF_BORDER 1e-4
 
 /* The constants of docs/RASTER.md. */
