@@ -7,8 +7,40 @@
 #include "core/core.h"
 
 /* A decision whose value lies within this relative margin of its threshold is "borderline":
- * float32 and double may legitimately decide it differently (docs/RASTER.md, last section). */
+ * float32 and double may legitimately decide it differently (docs/RASTER.md, last section).
+ *
+ * A decision "v against threshold thr" has the relative margin |v - thr| / max(|thr|, s),
+ * where s is a scale that keeps thresholds at 0 meaningful. The decisions and their s:
+ * - preprocess (splat_ref_proj.margin, every decision reached before the Gaussian is culled):
+ *   p.z > NEAR (s = NEAR); det > 0 as det / (a c) of the blurred covariance; opacity
+ *   >= ALPHA_MIN (s = ALPHA_MIN); p.x/p.z and p.y/p.z against each of the four guard-band
+ *   limits (relative to the limit); raw colour >= 0 per channel (s = 1).
+ * - raster (splat_ref_image.margin, every Gaussian the pixel evaluates, up to and including
+ *   the one that stops its loop): sigma < 0 as |sigma| / terms, terms = 0.5 (|A| dx^2 +
+ *   |C| dy^2) + |B dx dy| (1 where terms = 0: sigma >= 0 exactly, so only cancellation among
+ *   its terms can give it the wrong sign); alpha_i exp(-sigma) against ALPHA_MAX;
+ *   alpha against ALPHA_MIN; next_T against T_MIN (each relative to its threshold).
+ *   A pixel that decides nothing has margin HUGE_VAL.
+ * - tiles (splat_ref_lists border pairs): a candidate pair is borderline when
+ *   |min_sigma - tau'| <= SPLAT_REF_BORDER * max(tau', 1), min_sigma being the minimum of
+ *   sigma over the tile's rectangle of pixel centres (docs/RASTER.md 1.8).
+ * Not covered: the order of two Gaussians whose depths round to float32 differently on the
+ * GPU (RASTER.md names no such decision).
+ *
+ * Where RASTER.md leaves a derivative at a tie, the reference follows gsplat/torch: the
+ * guard-band clamp counts as inside at equality (d tx / d p.x = 1), the colour clamp passes the
+ * gradient at raw == 0 (torch.clamp_min), and alpha_i exp(-sigma) == ALPHA_MAX counts as
+ * unclamped (gsplat's `opac * vis <= 0.999f`). */
 #define SPLAT_REF_BORDER 1e-4
+
+/* The constants of docs/RASTER.md. */
+#define SPLAT_REF_NEAR 0.01
+#define SPLAT_REF_EPS2D 0.3
+#define SPLAT_REF_TILE 16u
+#define SPLAT_REF_ALPHA_MIN (1.0 / 255.0)
+#define SPLAT_REF_ALPHA_MAX 0.999
+#define SPLAT_REF_T_MIN 1e-4
+#define SPLAT_REF_SIGMA_CAP 3.0
 
 typedef struct splat_ref_settings {
     uint32_t sh_degree;      /* active degree 0..3 */
@@ -19,6 +51,10 @@ typedef struct splat_ref_settings {
 /* Per-Gaussian result of the preprocess (docs/RASTER.md section 1). */
 typedef struct splat_ref_proj {
     int visible;             /* 0 when culled (any reason, including tiles_touched == 0) */
+    /* 1 when the Gaussian passed the near plane, det and opacity tests (1.1 to 1.6), so that
+     * mean2d, conic, opacity, radius and colour are defined. Only such Gaussians can enter a
+     * tile list; visible additionally needs tiles_touched > 0. */
+    int projected;
     double mean2d[2];
     double cov2d[3];         /* blurred covariance a, b, c */
     double conic[3];         /* A, B, C */
@@ -32,12 +68,15 @@ typedef struct splat_ref_proj {
     double margin;
 } splat_ref_proj;
 
-/* Tile lists (docs/RASTER.md section 2), uncapped: the cap is applied by rasterize/backward. */
+/* Tile lists (docs/RASTER.md section 2), uncapped: the cap is applied by rasterize/backward.
+ * Rasterize and backward use whatever lists they are given (a test may substitute the GPU's
+ * list for a tile); entries whose Gaussian is not `projected` are skipped. */
 typedef struct splat_ref_lists {
     uint32_t tiles_x, tiles_y;
     uint32_t *offsets;       /* [tiles_x*tiles_y + 1] list of tile t is ids[offsets[t] .. offsets[t+1]) */
     uint32_t *ids;           /* [offsets[tiles]] Gaussian indices, in blending order */
-    /* Candidate (tile, Gaussian) pairs whose tile test was borderline, touched or not. */
+    /* Candidate (tile, Gaussian) pairs whose tile test was borderline, touched or not, for
+     * every projected Gaussian (also those culled for touching no tile). */
     uint32_t n_border;
     uint32_t *border_tile;   /* [n_border] */
     uint32_t *border_id;     /* [n_border] */
@@ -60,11 +99,34 @@ typedef struct splat_ref_grads {
     double *opacities;       /* [N] (with respect to the logit) */
     double *sh;              /* [N,16,3] */
     double *mean2d;          /* [N,2] */
+    /* The raster stage's gradients, before the preprocess chain rule (what a separate
+     * rasterize-backward kernel would output): */
+    double *conic;           /* [N,3] dL/d(A, B, C) */
+    double *color;           /* [N,3] dL/dcolor (the clamped colour) */
+    double *alpha;           /* [N] dL/dalpha_i (the opacity after the sigmoid) */
 } splat_ref_grads;
+
+/* The Gaussian parameters in double, for callers that need the function at inputs float
+ * cannot hold (finite differences). Same layout as splat_scene. */
+typedef struct splat_ref_params {
+    uint32_t count;
+    double *means;           /* [N,3] */
+    double *log_scales;      /* [N,3] */
+    double *quats;           /* [N,4] */
+    double *opacities;       /* [N] logits */
+    double *sh;              /* [N,16,3] */
+} splat_ref_params;
 
 /* proj: [scene->count], filled. */
 void splat_ref_preprocess(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
                           splat_ref_proj *proj);
+
+/* A double copy of scene rows [0, count). Free with splat_ref_params_free. */
+splat_status splat_ref_params_init(splat_ref_params *params, const splat_scene *scene, splat_error *err);
+void splat_ref_params_free(splat_ref_params *params);
+/* splat_ref_preprocess from double parameters. proj: [params->count]. */
+void splat_ref_preprocess_params(const splat_ref_params *params, const splat_camera *cam,
+                                 const splat_ref_settings *set, splat_ref_proj *proj);
 
 /* Builds the tile lists of the visible Gaussians. Free with splat_ref_lists_free. */
 splat_status splat_ref_tile_lists(const splat_camera *cam, const splat_ref_proj *proj, uint32_t count,
@@ -87,10 +149,17 @@ splat_status splat_ref_grads_init(splat_ref_grads *g, uint32_t count, splat_erro
 void splat_ref_grads_free(splat_ref_grads *g);
 
 /* Backward: the exact gradient of the forward function. Inputs are the forward's proj, lists
- * and img; d_rgb [H,W,3] and d_alpha [H,W] (alpha = 1 - T) are the upstream gradients.
- * grads must be initialised for scene->count and is overwritten. */
+ * and img; d_rgb [H,W,3] and d_alpha [H,W] (alpha = 1 - T) are the upstream gradients (either
+ * may be NULL for zero). grads must be initialised for scene->count and is overwritten.
+ * Each pixel's list is walked back to front from its last contributor (img->last), with T
+ * recovered by division from img->T, as gsplat does; in double that is exact to rounding. */
 void splat_ref_backward(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
                         const splat_ref_proj *proj, const splat_ref_lists *lists, const splat_ref_image *img,
                         const float *d_rgb, const float *d_alpha, splat_ref_grads *grads);
+/* splat_ref_backward from double parameters and double upstream gradients. */
+void splat_ref_backward_params(const splat_ref_params *params, const splat_camera *cam,
+                               const splat_ref_settings *set, const splat_ref_proj *proj,
+                               const splat_ref_lists *lists, const splat_ref_image *img,
+                               const double *d_rgb, const double *d_alpha, splat_ref_grads *grads);
 
 #endif
