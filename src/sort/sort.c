@@ -251,19 +251,23 @@ void splat__sort_record(splat_cmd *c, const splat_sorter *s, const splat_sort_ar
     sort_pass passes[8];
     uint32_t n_passes = plan_passes(a->bits, passes);
     record_setup(c, s, a->count, header, a->max_count, s->sort_tile);
+    splat__cmd_mark(c, "sort setup");
     for (uint32_t p = 0; p < n_passes; p++) {
         uint32_t from = p % 2, to = 1 - from, w = passes[p].word;
         pass_push pc = {passes[p].shift, passes[p].width};
         splat_view hv[3] = {header, keys[from][w], hist};
         splat__cmd_dispatch_indirect(c, &s->hist, hv, 3, &pc, sizeof pc, args);
         splat__cmd_barrier(c);
+        splat__cmd_mark(c, "sort hist");
         splat_view rv[3] = {header, hist, totals};
         splat__cmd_dispatch(c, &s->rows, rv, 3, NULL, 0, SORT_RADIX, 1, 1);
         splat__cmd_barrier(c);
+        splat__cmd_mark(c, "sort rows");
         splat_view sv[9] = {header,         keys[from][w], keys[from][1 - w], vals[from], keys[to][w],
                             keys[to][1 - w], vals[to],      hist,              totals};
         splat__cmd_dispatch_indirect(c, &s->scatter[a->key_words - 1], sv, 9, &pc, sizeof pc, args);
         splat__cmd_barrier(c);
+        splat__cmd_mark(c, "sort scatter");
     }
 }
 

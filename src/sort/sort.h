@@ -90,7 +90,9 @@ typedef struct splat_sort_args {
 /* Bytes of scratch splat__sort_record needs for up to max_count pairs (enough for every
  * `bits`; at least 3 * 4 * max_count with 32-bit keys, 4 * 4 * max_count with 64-bit keys). */
 uint64_t splat__sort_scratch_bound(const splat_sorter *s, uint32_t max_count, uint32_t key_words);
-/* Records the sort: 1 + 3 * passes dispatches, passes = ceil(bits / 8) rounded up to even. */
+/* Records the sort: 1 + 3 * passes dispatches, passes = ceil(bits / 8) rounded up to even.
+ * With a profiler on the command, each step ends with a mark: "sort setup", then per pass
+ * "sort hist", "sort rows", "sort scatter". */
 void splat__sort_record(splat_cmd *c, const splat_sorter *s, const splat_sort_args *a);
 
 /* ------------------------------------------------------------------ prefix scan */
