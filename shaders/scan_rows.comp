@@ -19,13 +19,18 @@ void main()
     uint n = header[SETUP_GROUPS];
     uint base = row * n;
     uint lane = gl_SubgroupInvocationID, sg_size = gl_SubgroupSize;
-    // Each subgroup scans a contiguous segment of sg_size * KPT elements, sg_size at a time.
-    uint seg = gl_SubgroupID * sg_size * KPT;
+    // Short rows (the sort's, with few tiles) take chunks of fewer elements per invocation;
+    // `per` is uniform, and the loops stay bounded by KPT so that drivers can unroll them and
+    // keep v[] in registers.
+    uint per = clamp((n + WG - 1u) / WG, 1u, KPT);
+    // Each subgroup scans a contiguous segment of sg_size * per elements, sg_size at a time.
+    uint seg = gl_SubgroupID * sg_size * per;
     uint carry = 0u;
     uint v[KPT];
-    for (uint c = 0u; c < n; c += WG * KPT) {
+    for (uint c = 0u; c < n; c += WG * per) {
         uint run = 0u;
         for (uint k = 0u; k < KPT; k++) {
+            if (k == per) break;
             uint i = c + seg + k * sg_size + lane;
             uint x = i < n ? data[base + i] : 0u;
             v[k] = run + subgroupExclusiveAdd(x);
@@ -35,6 +40,7 @@ void main()
         // Only the last lane contributes, so every lane gets the sum of the earlier subgroups.
         uint off = carry + wg_exclusive_add(lane == sg_size - 1u ? run : 0u, total);
         for (uint k = 0u; k < KPT; k++) {
+            if (k == per) break;
             uint i = c + seg + k * sg_size + lane;
             if (i < n) data[base + i] = off + v[k];
         }
