@@ -7,8 +7,10 @@
  * The results are checked once per case (sorted, stable, a permutation of the input).
  *
  *   bench_sort [--sizes 1,10,50] [--reps 20] [--bits 32,48] [--no-scan] [--breakdown]
+ *              [--sort-wg 256] [--sort-kpt 16] [--scan-wg 256] [--scan-kpt 16]
  *
- * --breakdown adds the time of each step of the sort (summed over its passes).
+ * --breakdown adds the time of each step of the sort (summed over its passes). --sort-wg,
+ * --sort-kpt, --scan-wg and --scan-kpt override the tile shapes (splat_sorter_desc) for tuning.
  *
  * Peer: bench/sort_torch.py times torch.sort (CUB radix sort) on the same sizes. */
 #include <stdio.h>
@@ -178,7 +180,7 @@ static void bench_sort(bench *b, uint32_t n, uint32_t bits)
     if (st != SPLAT_OK)
         printf("sort  %4u  %9u  skipped: %s\n", bits, n, err.msg);
     else
-        printf("sort  %4u  %9u  %9.3f  %8.3f  %s\n", bits, n, ms, n / ms * 1e-6, ok ? "ok" : "WRONG");
+        printf("sort  %4u  %9u  %9.3f  %9.4g  %s\n", bits, n, ms, n / ms * 1e-6, ok ? "ok" : "WRONG");
     if (st == SPLAT_OK && b->breakdown) {
         printf("      ");
         for (int i = 0; i < bd.n; i++) printf("  %s %.3f", bd.label[i], bd.ms[i]);
@@ -236,7 +238,7 @@ static void bench_scan(bench *b, uint32_t n)
     if (st != SPLAT_OK)
         printf("scan  %4s  %9u  skipped: %s\n", "-", n, err.msg);
     else
-        printf("scan  %4s  %9u  %9.3f  %8.3f  %s\n", "-", n, ms, n / ms * 1e-6, ok ? "ok" : "WRONG");
+        printf("scan  %4s  %9u  %9.3f  %9.4g  %s\n", "-", n, ms, n / ms * 1e-6, ok ? "ok" : "WRONG");
     fflush(stdout);
     splat__rec_free(g, &rec);
     splat__buf_free(g, &in);
@@ -252,14 +254,20 @@ int main(int argc, char **argv)
     int n_sizes = 3, n_bits = 2;
     bool scan = true;
     bench b = {.reps = 20};
+    splat_sorter_desc desc = {0};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) n_sizes = parse_list(argv[++i], sizes);
         else if (strcmp(argv[i], "--bits") == 0 && i + 1 < argc) n_bits = parse_list(argv[++i], bits);
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) b.reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--no-scan") == 0) scan = false;
         else if (strcmp(argv[i], "--breakdown") == 0) b.breakdown = true;
+        else if (strcmp(argv[i], "--sort-wg") == 0 && i + 1 < argc) desc.sort_group_size = (uint32_t)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--sort-kpt") == 0 && i + 1 < argc) desc.sort_keys_per_thread = (uint32_t)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--scan-wg") == 0 && i + 1 < argc) desc.scan_group_size = (uint32_t)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--scan-kpt") == 0 && i + 1 < argc) desc.scan_items_per_thread = (uint32_t)atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--sizes 1,10,50 (millions)] [--bits 32,48] [--reps 20] [--no-scan] [--breakdown]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--sizes 1,10,50 (millions)] [--bits 32,48] [--reps 20] [--no-scan] [--breakdown]\n"
+                            "       [--sort-wg N] [--sort-kpt N] [--scan-wg N] [--scan-kpt N]\n", argv[0]);
             return 2;
         }
     }
@@ -268,7 +276,7 @@ int main(int argc, char **argv)
         return 2;
     }
     splat_error err = {0};
-    if (splat__gpu_init(&b.g, NULL, &err) || splat__sorter_init(b.g, &b.s, NULL, &err) ||
+    if (splat__gpu_init(&b.g, NULL, &err) || splat__sorter_init(b.g, &b.s, &desc, &err) ||
         splat__stream_init(b.g, &b.st, &err)) {
         fprintf(stderr, "bench_sort: %s\n", err.msg);
         return 1;
@@ -278,7 +286,7 @@ int main(int argc, char **argv)
     printf("sort tile %u keys (%u invocations), scan block %u, subgroup %u, timing by %s, median of %d\n", b.s.sort_tile,
            b.s.sort_group_size, b.s.scan_block, b.g->info.subgroup_size, b.timestamps ? "GPU timestamps" : "wall clock",
            b.reps);
-    printf("%-4s  %4s  %9s  %9s  %8s\n", "op", "bits", "count", "ms", "G/s");
+    printf("%-4s  %4s  %9s  %9s  %9s\n", "op", "bits", "count", "ms", "G/s");
     for (int i = 0; i < n_sizes; i++) {
         uint32_t n = (uint32_t)(sizes[i] * 1e6 + 0.5);
         for (int k = 0; k < n_bits; k++) bench_sort(&b, n, (uint32_t)bits[k]);

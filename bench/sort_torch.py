@@ -50,7 +50,7 @@ def main():
     gen.manual_seed(42)
     print(f"device: {torch.cuda.get_device_name(dev)} (torch {torch.__version__}, CUDA {torch.version.cuda})")
     print(f"torch.sort(stable=True) -> int64 indices; timing by CUDA events, median of {args.reps}")
-    print(f"{'op':<4}  {'bits':>4}  {'count':>9}  {'ms':>9}  {'G/s':>8}")
+    print(f"{'op':<4}  {'bits':>4}  {'count':>9}  {'ms':>9}  {'G/s':>9}")
     for size in [float(s) for s in args.sizes.split(",")]:
         n = int(size * 1e6 + 0.5)
         for bits in [int(b) for b in args.bits.split(",")]:
@@ -63,7 +63,7 @@ def main():
                 # The same check bench_sort makes: sorted, and a permutation.
                 v, i = torch.sort(keys, stable=True)
                 ok = bool((v[1:] >= v[:-1]).all()) and bool((keys[i] == v).all())
-                print(f"sort  {bits:>4}  {n:>9}  {ms:>9.3f}  {n / ms * 1e-6:>8.3f}  {'ok' if ok else 'WRONG'}")
+                print(f"sort  {bits:>4}  {n:>9}  {ms:>9.3f}  {n / ms * 1e-6:>9.4g}  {'ok' if ok else 'WRONG'}")
                 del keys, v, i
             except torch.cuda.OutOfMemoryError as e:
                 print(f"sort  {bits:>4}  {n:>9}  skipped: {e}")
@@ -71,7 +71,7 @@ def main():
         if not args.no_scan:
             x = torch.randint(0, 7, (n,), dtype=torch.int32, device=dev, generator=gen)
             ms = time_op(lambda: torch.cumsum(x, 0, dtype=torch.int32), args.reps)
-            print(f"scan  {'-':>4}  {n:>9}  {ms:>9.3f}  {n / ms * 1e-6:>8.3f}  inclusive (torch.cumsum)")
+            print(f"scan  {'-':>4}  {n:>9}  {ms:>9.3f}  {n / ms * 1e-6:>9.4g}  inclusive (torch.cumsum)")
             del x
             torch.cuda.empty_cache()
 
