@@ -1,0 +1,42 @@
+#version 450
+// Intersection emission, one thread per Gaussian: one (tile, depth) key per touched tile, at
+// the Gaussian's offset from the scan. Keys beyond the capacity are dropped; the setup stage
+// has already flagged the overflow, so nothing downstream is used.
+#include "common.glsl"
+#include "render_types.h"
+#include "render_common.glsl"
+
+layout(local_size_x = 256) in;
+
+layout(std430, binding = 0) readonly buffer FrameBuf { splat_frame frame; };
+layout(std430, binding = 1) readonly buffer ProjBuf { vec4 proj[]; };         // [N,3] vec4
+layout(std430, binding = 2) readonly buffer Radii { vec2 radii[]; };          // [N]
+layout(std430, binding = 3) readonly buffer Offsets { uint offsets[]; };      // [N] exclusive scan of tiles_touched
+layout(std430, binding = 4) readonly buffer Tiles { uint tiles_touched[]; };  // [N]
+layout(std430, binding = 5) writeonly buffer KeysLo { uint keys_lo[]; };      // [M] depth bits
+layout(std430, binding = 6) writeonly buffer KeysHi { uint keys_hi[]; };      // [M] tile id
+layout(std430, binding = 7) writeonly buffer Vals { uint vals[]; };           // [M] Gaussian index
+
+layout(push_constant) uniform Push { splat_render_push pc; };
+
+void main()
+{
+    uint i = splat_global_id();
+    if (i >= frame.n_gaussians || tiles_touched[i] == 0u) return;
+    vec4 p0 = proj[3u * i], p1 = proj[3u * i + 1u];
+    vec2 mean2d = p0.xy;
+    float depth = p0.z;
+    vec3 conic = p1.xyz;
+    float tau = p1.w;
+    uint pos = offsets[i], end = min(pos + tiles_touched[i], pc.isect_capacity);
+    uint depth_bits = floatBitsToUint(depth);
+    ivec4 tr = candidate_tiles(mean2d, radii[i], frame.tiles_x, frame.tiles_y);
+    for (int ty = tr.y; ty <= tr.w && pos < end; ty++)
+        for (int tx = tr.x; tx <= tr.z && pos < end; tx++)
+            if (tile_touched(conic, mean2d, tau, uint(tx), uint(ty), frame.cam.width, frame.cam.height)) {
+                keys_lo[pos] = depth_bits;
+                keys_hi[pos] = uint(ty) * frame.tiles_x + uint(tx);
+                vals[pos] = i;
+                pos++;
+            }
+}

@@ -1,0 +1,126 @@
+#version 450
+// Backward rasterization (docs/RASTER.md section 4): one workgroup per tile, one thread per
+// pixel, walking the tile's list back to front from the furthest last contributor. Each pixel
+// recovers the transmittance before every Gaussian by division and accumulates the gradient of
+// its 2D mean, conic, opacity and colour. The pixels of a subgroup add their contributions
+// (subgroupAdd) before one lane does the global atomic adds: a Gaussian's gradient comes from
+// many pixels, and atomics on one address are the contention point.
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_vote : require
+#extension GL_EXT_shader_atomic_float : require
+#include "common.glsl"
+#include "render_types.h"
+#include "render_common.glsl"
+
+layout(local_size_x = 16, local_size_y = 16) in;
+
+layout(std430, binding = 0) readonly buffer FrameBuf { splat_frame frame; };
+layout(std430, binding = 1) readonly buffer Ranges { uvec2 ranges[]; };      // [tiles]
+layout(std430, binding = 2) readonly buffer Vals { uint gauss_of_isect[]; };  // [M] sorted
+layout(std430, binding = 3) readonly buffer ProjBuf { vec4 proj[]; };        // [N,3] vec4
+layout(std430, binding = 4) readonly buffer OutRGBT { vec4 out_rgbt[]; };    // [H,W] forward rgb + final T
+layout(std430, binding = 5) readonly buffer OutLast { uint out_last[]; };    // [H,W]
+layout(std430, binding = 6) readonly buffer GradImg { vec4 grad_img[]; };    // [H,W] dL/drgb, dL/dalpha
+layout(std430, binding = 7) buffer Grad2D { float grad2d[]; };              // [N,12] mean2d 2, conic 3, opacity, rgb 3
+
+const uint BATCH = 256u;
+shared vec4 s_geom[BATCH];   // mean2d.xy, depth, opacity
+shared vec4 s_conic[BATCH];
+shared vec3 s_rgb[BATCH];
+shared uint s_gauss[BATCH];
+shared uint s_max_last;
+
+void main()
+{
+    uint tx = gl_WorkGroupID.x, ty = gl_WorkGroupID.y;
+    if (tx >= frame.tiles_x || ty >= frame.tiles_y) return;
+    uint W = frame.cam.width, H = frame.cam.height;
+    uint px = tx * SPLAT_TILE + gl_LocalInvocationID.x, py = ty * SPLAT_TILE + gl_LocalInvocationID.y;
+    bool inside = px < W && py < H;
+    vec2 pix = vec2(float(px), float(py)) + 0.5;
+    uint tid = gl_LocalInvocationIndex;
+    uint pi = py * W + px;
+
+    uint start = ranges[ty * frame.tiles_x + tx].x;
+    float T_final = 1.0;
+    uint last = 0u;
+    vec4 dpix = vec4(0.0);
+    if (inside) {
+        T_final = out_rgbt[pi].w;
+        last = out_last[pi];
+        dpix = grad_img[pi];
+    }
+    if (tid == 0u) s_max_last = 0u;
+    barrier();
+    atomicMax(s_max_last, last);
+    barrier();
+    uint stop = s_max_last;
+
+    vec3 bg = vec3(frame.background[0], frame.background[1], frame.background[2]);
+    vec3 bg_term = T_final * bg;
+    float T = T_final;
+    vec3 after = vec3(0.0);   // sum over later Gaussians of colour * alpha * T
+
+    for (uint b_end = stop; b_end > start;) {
+        uint b_start = b_end > start + BATCH ? b_end - BATCH : start;
+        uint cnt = b_end - b_start;
+        barrier();
+        if (tid < cnt) {
+            uint g = gauss_of_isect[b_end - 1u - tid];
+            s_gauss[tid] = g;
+            s_geom[tid] = proj[3u * g];
+            s_conic[tid] = proj[3u * g + 1u];
+            s_rgb[tid] = proj[3u * g + 2u].rgb;
+        }
+        barrier();
+        for (uint j = 0u; j < cnt; j++) {
+            uint pos = b_end - 1u - j;
+            bool valid = pos < last;
+            vec2 d_mean = vec2(0.0);
+            vec3 d_conic = vec3(0.0), d_rgb = vec3(0.0);
+            float d_opac = 0.0;
+            vec4 geom = s_geom[j];
+            vec3 conic = s_conic[j].xyz;
+            vec2 d = geom.xy - pix;
+            precise float sigma = gauss_power(conic, d);
+            precise float alpha = min(ALPHA_MAX, geom.w * exp(-sigma));
+            valid = valid && sigma >= 0.0 && alpha >= ALPHA_MIN;
+            if (valid) {
+                float ra = 1.0 / (1.0 - alpha);
+                float T_before = T * ra;
+                vec3 c = s_rgb[j];
+                d_rgb = alpha * T_before * dpix.rgb;
+                float d_alpha = dot(dpix.rgb, c * T_before - (after + bg_term) * ra) + dpix.a * T_final * ra;
+                after += c * alpha * T_before;
+                T = T_before;
+                float vis = exp(-sigma);
+                if (geom.w * vis <= ALPHA_MAX) {
+                    d_opac = d_alpha * vis;
+                    float d_sigma = -d_alpha * alpha;
+                    d_mean = d_sigma * vec2(conic.x * d.x + conic.y * d.y, conic.z * d.y + conic.y * d.x);
+                    d_conic = d_sigma * vec3(0.5 * d.x * d.x, d.x * d.y, 0.5 * d.y * d.y);
+                }
+            }
+            if (subgroupAny(valid)) {
+                d_mean = subgroupAdd(d_mean);
+                d_conic = subgroupAdd(d_conic);
+                d_opac = subgroupAdd(d_opac);
+                d_rgb = subgroupAdd(d_rgb);
+                if (subgroupElect()) {
+                    uint o = 12u * s_gauss[j];
+                    atomicAdd(grad2d[o + 0u], d_mean.x);
+                    atomicAdd(grad2d[o + 1u], d_mean.y);
+                    atomicAdd(grad2d[o + 2u], d_conic.x);
+                    atomicAdd(grad2d[o + 3u], d_conic.y);
+                    atomicAdd(grad2d[o + 4u], d_conic.z);
+                    atomicAdd(grad2d[o + 5u], d_opac);
+                    atomicAdd(grad2d[o + 6u], d_rgb.r);
+                    atomicAdd(grad2d[o + 7u], d_rgb.g);
+                    atomicAdd(grad2d[o + 8u], d_rgb.b);
+                }
+            }
+        }
+        b_end = b_start;
+    }
+}

@@ -1,0 +1,273 @@
+#include "raster_support.h"
+
+#include "harness.h"
+
+static void random_rotation(double R[9])
+{
+    double q[4], n = 0;
+    for (int i = 0; i < 4; i++) {
+        q[i] = splat__rng_normal(splat_test_rng());
+        n += q[i] * q[i];
+    }
+    n = sqrt(n);
+    double w = q[0] / n, x = q[1] / n, y = q[2] / n, z = q[3] / n;
+    double m[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+                   2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                   2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)};
+    memcpy(R, m, sizeof m);
+}
+
+splat_camera t_random_camera(uint32_t width, uint32_t height)
+{
+    splat_camera c = {0};
+    c.width = width;
+    c.height = height;
+    double f = (double)SPLAT_MAX(width, height) * t_uniform(0.8, 1.6);
+    c.fx = (float)f;
+    c.fy = (float)(f * t_uniform(0.9, 1.1));
+    c.cx = (float)(width * t_uniform(0.35, 0.65));
+    c.cy = (float)(height * t_uniform(0.35, 0.65));
+    double R[9];
+    random_rotation(R);
+    for (int i = 0; i < 9; i++) c.R[i] = (float)R[i];
+    for (int i = 0; i < 3; i++) c.t[i] = (float)t_uniform(-2, 2);
+    return c;
+}
+
+void t_cam_to_world(const splat_camera *cam, const double pc[3], float out[3])
+{
+    /* X = R^T (pc - t) */
+    for (int i = 0; i < 3; i++) {
+        double v = 0;
+        for (int k = 0; k < 3; k++) v += (double)cam->R[k * 3 + i] * (pc[k] - cam->t[k]);
+        out[i] = (float)v;
+    }
+}
+
+void t_random_scene(splat_scene *s, uint32_t n, const splat_camera *cam)
+{
+    splat_error err = {0};
+    if (splat_scene_init(s, n ? n : 1, &err) != SPLAT_OK) abort();
+    s->count = n;
+    s->sh_degree = 3;
+    splat_rng *r = splat_test_rng();
+    for (uint32_t i = 0; i < n; i++) {
+        double z = t_uniform(2, 8);
+        double u = t_uniform(-0.15, 1.15) * cam->width, v = t_uniform(-0.15, 1.15) * cam->height;
+        double pc[3] = {(u - cam->cx) / cam->fx * z, (v - cam->cy) / cam->fy * z, z};
+        t_cam_to_world(cam, pc, &s->means[3 * i]);
+        /* footprints from well under a pixel to a good part of the image */
+        double px_size = z / cam->fx;
+        double base = log(px_size * pow(10.0, t_uniform(-0.5, 1.6)));
+        for (int k = 0; k < 3; k++) s->log_scales[3 * i + k] = (float)(base + t_uniform(-0.7, 0.7));
+        for (int k = 0; k < 4; k++) s->quats[4 * i + k] = (float)splat__rng_normal(r);
+        s->opacities[i] = (float)t_uniform(-3, 4);
+        for (int k = 0; k < SPLAT_SH_COEFFS; k++)
+            for (int c = 0; c < 3; c++)
+                s->sh[(i * SPLAT_SH_COEFFS + k) * 3 + c] = (float)(splat__rng_normal(r) * (k == 0 ? 1.0 : 0.3));
+    }
+}
+
+bool t_render_init(t_render *t, const splat_scene *scene, uint32_t max_w, uint32_t max_h, uint32_t isect_capacity)
+{
+    memset(t, 0, sizeof *t);
+    t->g = t_gpu();
+    if (!t->g) return false;
+    splat_error err = {0};
+    uint32_t cap = scene->count ? scene->count : 1;
+    if (splat__renderer_init(t->g, &t->r, &err) || splat__scene_gpu_init(t->g, &t->scene, "scene", cap, &err) ||
+        splat__scene_gpu_init(t->g, &t->grads, "grads", cap, &err) ||
+        splat__scene_gpu_upload(t->g, &t->scene, scene, &err) ||
+        splat__render_bufs_init(t->g, &t->r, &t->bufs, cap, isect_capacity, max_w, max_h, &err) ||
+        splat__stream_init(t->g, &t->stream, &err)) {
+        splat_test_fail(__FILE__, __LINE__, "render fixture:", "%s", err.msg);
+        return false;
+    }
+    return true;
+}
+
+void t_render_free(t_render *t)
+{
+    if (!t->g) return;
+    splat__stream_free(&t->stream);
+    splat__render_bufs_free(t->g, &t->bufs);
+    splat__scene_gpu_free(t->g, &t->scene);
+    splat__scene_gpu_free(t->g, &t->grads);
+    splat__renderer_free(&t->r);
+}
+
+bool t_download_image(t_render *t, const splat_camera *cam, t_gpu_image *out)
+{
+    memset(out, 0, sizeof *out);
+    splat_error err = {0};
+    uint64_t px = (uint64_t)cam->width * cam->height;
+    out->w = cam->width;
+    out->h = cam->height;
+    out->tiles = splat__div_up(cam->width, SPLAT_TILE) * splat__div_up(cam->height, SPLAT_TILE);
+    splat_counters k;
+    out->rgbt = malloc(px * 16);
+    out->last = malloc(px * 4);
+    out->depth = malloc(px * 4);
+    out->ranges = malloc((uint64_t)out->tiles * 8);
+    splat_render_bufs *b = &t->bufs;
+    if (splat__buf_download(t->g, &b->counters, 0, &k, sizeof k, &err) ||
+        splat__buf_download(t->g, &b->out_rgbt, 0, out->rgbt, px * 16, &err) ||
+        splat__buf_download(t->g, &b->out_last, 0, out->last, px * 4, &err) ||
+        splat__buf_download(t->g, &b->out_depth, 0, out->depth, px * 4, &err) ||
+        splat__buf_download(t->g, &b->ranges, 0, out->ranges, (uint64_t)out->tiles * 8, &err)) {
+        splat_test_fail(__FILE__, __LINE__, "download:", "%s", err.msg);
+        return false;
+    }
+    out->n_isect = k.n_valid;
+    out->vals = malloc((uint64_t)k.n_valid * 4 + 4);
+    if (splat__buf_download(t->g, &b->vals, 0, out->vals, (uint64_t)k.n_valid * 4, &err)) {
+        splat_test_fail(__FILE__, __LINE__, "download:", "%s", err.msg);
+        return false;
+    }
+    /* Every output finite. */
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < px * 4; i++) bad += !isfinite(out->rgbt[i]);
+    for (uint64_t i = 0; i < px; i++) bad += !isfinite(out->depth[i]);
+    if (bad) splat_test_fail(__FILE__, __LINE__, "outputs:", "%llu NaN/Inf values", (unsigned long long)bad);
+    return bad == 0;
+}
+
+void t_gpu_image_free(t_gpu_image *im)
+{
+    free(im->rgbt);
+    free(im->last);
+    free(im->depth);
+    free(im->ranges);
+    free(im->vals);
+    memset(im, 0, sizeof *im);
+}
+
+/* --------------------------------------------------------------- reconciliation */
+
+static bool is_border(const splat_ref_lists *l, uint32_t tile, uint32_t id)
+{
+    for (uint32_t k = 0; k < l->n_border; k++)
+        if (l->border_tile[k] == tile && l->border_id[k] == id) return true;
+    return false;
+}
+
+/* Same Gaussians in the same order, except where depths tie within float rounding. */
+static bool same_order(const uint32_t *a, const uint32_t *b, uint32_t n, const splat_ref_proj *proj)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        if (a[k] == b[k]) continue;
+        double da = proj[a[k]].depth, db = proj[b[k]].depth;
+        if (fabs(da - db) > 4e-7 * fabs(da)) return false;
+    }
+    return true;
+}
+
+bool t_ref_render(t_ref *ref, const splat_scene *scene, const splat_camera *cam, const splat_render_opts *opts,
+                  const t_gpu_image *gpu)
+{
+    memset(ref, 0, sizeof *ref);
+    ref->set.sh_degree = opts->sh_degree;
+    memcpy(ref->set.background, opts->background, sizeof ref->set.background);
+    ref->set.cap = opts->max_gaussians_per_tile;
+    splat_error err = {0};
+    ref->proj = calloc(scene->count + 1, sizeof *ref->proj);
+    splat_ref_preprocess(scene, cam, &ref->set, ref->proj);
+    splat_ref_lists own;
+    if (splat_ref_tile_lists(cam, ref->proj, scene->count, &own, &err) != SPLAT_OK) {
+        splat_test_fail(__FILE__, __LINE__, "reference lists:", "%s", err.msg);
+        return false;
+    }
+    uint32_t tiles = own.tiles_x * own.tiles_y;
+    if (tiles != gpu->tiles) {
+        splat_test_fail(__FILE__, __LINE__, "tiles:", "reference %u, GPU %u", tiles, gpu->tiles);
+        splat_ref_lists_free(&own);
+        return false;
+    }
+    /* Build the reconciled lists: the reference's own, tile by tile, unless the GPU's differs
+     * only in borderline pairs or depth ties. */
+    uint32_t total = own.offsets[tiles] + gpu->n_isect;
+    splat_ref_lists *m = &ref->lists;
+    *m = (splat_ref_lists){.tiles_x = own.tiles_x, .tiles_y = own.tiles_y};
+    m->offsets = splat__calloc(tiles + 1, sizeof *m->offsets);
+    m->ids = splat__calloc(total + 1, sizeof *m->ids);
+    bool ok = true;
+    for (uint32_t t = 0; t < tiles && ok; t++) {
+        const uint32_t *rl = own.ids + own.offsets[t];
+        uint32_t rn = own.offsets[t + 1] - own.offsets[t];
+        uint32_t gs = gpu->ranges[2 * t], ge = gpu->ranges[2 * t + 1];
+        const uint32_t *gl = gpu->vals + gs;
+        uint32_t gn = ge - gs;
+        const uint32_t *use = rl;
+        uint32_t un = rn;
+        if (gn != rn || !same_order(rl, gl, rn, ref->proj)) {
+            /* every Gaussian in one list and not the other must be borderline for this tile */
+            for (uint32_t k = 0; k < gn && ok; k++) {
+                bool found = false;
+                for (uint32_t j = 0; j < rn && !found; j++) found = rl[j] == gl[k];
+                if (!found && !is_border(&own, t, gl[k])) {
+                    splat_test_fail(__FILE__, __LINE__, "tile lists:", "tile %u: GPU has Gaussian %u, the reference does not", t, gl[k]);
+                    ok = false;
+                }
+            }
+            for (uint32_t j = 0; j < rn && ok; j++) {
+                bool found = false;
+                for (uint32_t k = 0; k < gn && !found; k++) found = rl[j] == gl[k];
+                if (!found && !is_border(&own, t, rl[j])) {
+                    splat_test_fail(__FILE__, __LINE__, "tile lists:", "tile %u: reference has Gaussian %u, the GPU does not", t, rl[j]);
+                    ok = false;
+                }
+            }
+            use = gl;
+            un = gn;
+            ref->reconciled_tiles++;
+        }
+        m->offsets[t + 1] = m->offsets[t] + un;
+        memcpy(m->ids + m->offsets[t], use, un * sizeof *use);
+    }
+    splat_ref_lists_free(&own);
+    if (!ok) return false;
+    if (splat_ref_image_init(&ref->img, cam->width, cam->height, &err) != SPLAT_OK) {
+        splat_test_fail(__FILE__, __LINE__, "reference image:", "%s", err.msg);
+        return false;
+    }
+    splat_ref_rasterize(cam, &ref->set, ref->proj, m, &ref->img);
+    return true;
+}
+
+void t_ref_free(t_ref *ref)
+{
+    free(ref->proj);
+    splat_ref_lists_free(&ref->lists);
+    splat_ref_image_free(&ref->img);
+    memset(ref, 0, sizeof *ref);
+}
+
+double t_compare_forward(const t_ref *ref, const t_gpu_image *gpu, const char *what)
+{
+    uint64_t px = (uint64_t)gpu->w * gpu->h, skipped = 0, bad_T = 0, bad_last = 0;
+    double max_ref = 1.0, max_err = 0, max_T_err = 0;
+    for (uint64_t p = 0; p < px * 3; p++) max_ref = fmax(max_ref, fabs(ref->img.rgb[p]));
+    for (uint64_t p = 0; p < px; p++) {
+        if (ref->img.margin[p] < T_PIXEL_MARGIN) {
+            skipped++;
+            continue;
+        }
+        for (int c = 0; c < 3; c++) max_err = fmax(max_err, fabs(gpu->rgbt[4 * p + c] - ref->img.rgb[3 * p + c]));
+        double dT = fabs(gpu->rgbt[4 * p + 3] - ref->img.T[p]);
+        max_T_err = fmax(max_T_err, dT);
+        bad_T += dT > 1e-4;
+        uint32_t l = gpu->last[p];
+        int32_t gid = l == 0 ? -1 : (int32_t)gpu->vals[l - 1];
+        bad_last += gid != ref->img.last[p];
+    }
+    double rel = max_err / max_ref;
+    T_CHECK(rel <= 1e-4, "%s: image max relative error %.3g", what, rel);
+    T_CHECK(bad_T == 0, "%s: %llu pixels with transmittance off by more than 1e-4 (max %.3g)", what,
+            (unsigned long long)bad_T, max_T_err);
+    T_CHECK(bad_last == 0, "%s: %llu pixels with a different last contributor", what, (unsigned long long)bad_last);
+    T_CHECK(skipped <= px / 50 + 2, "%s: %llu of %llu pixels borderline", what, (unsigned long long)skipped,
+            (unsigned long long)px);
+    printf("  %s: image rel err %.2e, T err %.2e, %llu borderline pixels, %u tiles reconciled, %u intersections\n",
+           what, rel, max_T_err, (unsigned long long)skipped, ref->reconciled_tiles, gpu->n_isect);
+    return rel;
+}
