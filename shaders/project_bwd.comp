@@ -69,9 +69,8 @@ void main()
     mat3x2 JR = pr.J * R;
     mat3x2 T = JR * M;
     // The conic exactly as project_fwd computed it.
-    vec3 r0 = vec3(T[0][0], T[1][0], T[2][0]), r1 = vec3(T[0][1], T[1][1], T[2][1]);
-    float a = dot(r0, r0) + float(SPLAT_EPS2D), b = dot(r0, r1), c = dot(r1, r1) + float(SPLAT_EPS2D);
-    float det = a * c - b * b;
+    float a, b, c, det;
+    blurred_cov2d(T, a, b, c, det);
     mat2 Q = mat2(c, -b, -b, a) / det;
 
     // conic -> covariance: dL/dSigma = -Q dL/dQ Q, with the off-diagonal gradient shared by

@@ -59,10 +59,8 @@ void main()
     Proj2 pr = project_point(p, cam);
     // cov2d = (J R M)(J R M)^T: one 2x3 product, symmetric by construction.
     mat3x2 T = pr.J * R * M;
-    float a = dot(vec3(T[0][0], T[1][0], T[2][0]), vec3(T[0][0], T[1][0], T[2][0])) + float(SPLAT_EPS2D);
-    float b = dot(vec3(T[0][0], T[1][0], T[2][0]), vec3(T[0][1], T[1][1], T[2][1]));
-    float c = dot(vec3(T[0][1], T[1][1], T[2][1]), vec3(T[0][1], T[1][1], T[2][1])) + float(SPLAT_EPS2D);
-    float det = a * c - b * b;
+    float a, b, c, det;
+    blurred_cov2d(T, a, b, c, det);
     float alpha = sigmoid(o);
     if (!(det > 0.0) || !(alpha >= ALPHA_MIN)) {
         cull(i);

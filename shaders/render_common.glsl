@@ -48,6 +48,21 @@ Proj2 project_point(vec3 p, splat_gpu_camera c)
     return o;
 }
 
+// The blurred 2D covariance (a, b, c) = T T^T + EPS2D I of the 2x3 factor T = J R M, and its
+// determinant. a c - b^2 cancels badly in float for needle-shaped Gaussians; Lagrange's
+// identity |r0|^2 |r1|^2 - (r0.r1)^2 = |r0 x r1|^2 gives it as a sum of positive terms.
+void blurred_cov2d(mat3x2 T, out float a, out float b, out float c, out float det)
+{
+    vec3 r0 = vec3(T[0][0], T[1][0], T[2][0]), r1 = vec3(T[0][1], T[1][1], T[2][1]);
+    float a0 = dot(r0, r0), c0 = dot(r1, r1);
+    vec3 x = cross(r0, r1);
+    const float e = float(SPLAT_EPS2D);
+    a = a0 + e;
+    b = dot(r0, r1);
+    c = c0 + e;
+    det = dot(x, x) + e * (a0 + c0) + e * e;
+}
+
 // Power of a Gaussian with conic (A, B, C) at offset d = mean2d - pixel.
 float gauss_power(vec3 conic, vec2 d)
 {

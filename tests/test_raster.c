@@ -25,6 +25,15 @@ static double group_error(const float *gpu, const double *ref, uint32_t n, uint3
 
 /* Runs the backward on the GPU and in the reference with the same random upstream gradient
  * (zero at borderline pixels) and compares every parameter group. */
+/* The gradient tolerance of every case but one: normalised error 1e-4 per parameter group. */
+#define GRAD_TOL 1e-4
+/* Needle-shaped Gaussians (one axis ~0, another tens of pixels long): their long-axis scale and
+ * rotation gradients are small differences of large conic-gradient terms accumulated in
+ * float32 (the same chain gsplat uses), measured at 1e-5 to 1.2e-4. */
+#define GRAD_TOL_NEEDLES 1e-3
+
+static double g_grad_tol = GRAD_TOL;
+
 static void check_backward(t_render *t, t_ref *ref, const splat_scene *scene, const splat_camera *cam, const char *what)
 {
     splat_error err = {0};
@@ -68,8 +77,8 @@ static void check_backward(t_render *t, t_ref *ref, const splat_scene *scene, co
         double norm;
         double e = group_error(groups[k].gpu, groups[k].ref, n, groups[k].width, excluded, &norm);
         printf(" %s %.1e", groups[k].name, e);
-        T_CHECK(e <= 1e-4 || (norm == 0 && e < 1e-12), "%s: %s gradient normalised error %.3g (|ref| %.3g)", what,
-                groups[k].name, e, norm);
+        T_CHECK(e <= g_grad_tol || (norm == 0 && e < 1e-12), "%s: %s gradient normalised error %.3g (|ref| %.3g)",
+                what, groups[k].name, e, norm);
         uint64_t nonfinite = 0;
         for (uint64_t i = 0; i < (uint64_t)n * groups[k].width; i++) nonfinite += !isfinite(groups[k].gpu[i]);
         T_CHECK(nonfinite == 0, "%s: %llu non-finite %s gradients", what, (unsigned long long)nonfinite, groups[k].name);
@@ -90,6 +99,41 @@ static void check_backward(t_render *t, t_ref *ref, const splat_scene *scene, co
     free(d_alpha);
 }
 
+/* Renders `scene` on the GPU (intersection buffers starting at isect_capacity, 0 for the
+ * default) and compares forward, and optionally backward, with the reference. When `image`
+ * is given, the GPU's rgb+T is copied there [H,W,4]. */
+static void check_scene(const splat_scene *scene, const splat_camera *cam, const splat_render_opts *opts, bool backward,
+                        uint32_t isect_capacity, const char *what, float *image)
+{
+    t_render t;
+    if (!t_render_init(&t, scene, cam->width, cam->height, isect_capacity)) {
+        t_render_free(&t);
+        return;
+    }
+    splat_error err = {0};
+    splat_status st = splat__render_image(&t.stream, &t.r, &t.scene, &t.bufs, cam, opts, &err);
+    T_CHECK(st == SPLAT_OK, "%s: %s", what, err.msg);
+    if (st == SPLAT_OK) {
+        t_gpu_image gpu;
+        t_ref ref;
+        if (t_download_image(&t, cam, &gpu) && t_ref_render(&ref, scene, cam, opts, &gpu)) {
+            t_compare_forward(&ref, &gpu, what);
+            if (backward) check_backward(&t, &ref, scene, cam, what);
+            t_ref_free(&ref);
+        }
+        if (image && gpu.rgbt) memcpy(image, gpu.rgbt, (size_t)cam->width * cam->height * 16);
+        t_gpu_image_free(&gpu);
+    }
+    t_render_free(&t);
+}
+
+static splat_render_opts random_opts(uint32_t sh_degree, uint32_t cap)
+{
+    splat_render_opts opts = {.sh_degree = sh_degree, .max_gaussians_per_tile = cap};
+    for (int c = 0; c < 3; c++) opts.background[c] = (float)t_uniform(0, 1);
+    return opts;
+}
+
 static void run_case(const raster_case *rc, bool backward)
 {
     char what[96];
@@ -97,25 +141,8 @@ static void run_case(const raster_case *rc, bool backward)
     splat_camera cam = t_random_camera(rc->w, rc->h);
     splat_scene scene;
     t_random_scene(&scene, rc->n, &cam);
-    splat_render_opts opts = {.sh_degree = rc->sh_degree, .max_gaussians_per_tile = rc->cap};
-    for (int c = 0; c < 3; c++) opts.background[c] = (float)t_uniform(0, 1);
-    t_render t;
-    if (!t_render_init(&t, &scene, rc->w, rc->h, 0)) goto done;
-    splat_error err = {0};
-    splat_status st = splat__render_image(&t.stream, &t.r, &t.scene, &t.bufs, &cam, &opts, &err);
-    T_CHECK(st == SPLAT_OK, "%s: %s", what, err.msg);
-    if (st != SPLAT_OK) goto done_t;
-    t_gpu_image gpu;
-    t_ref ref;
-    if (t_download_image(&t, &cam, &gpu) && t_ref_render(&ref, &scene, &cam, &opts, &gpu)) {
-        t_compare_forward(&ref, &gpu, what);
-        if (backward) check_backward(&t, &ref, &scene, &cam, what);
-        t_ref_free(&ref);
-    }
-    t_gpu_image_free(&gpu);
-done_t:
-    t_render_free(&t);
-done:
+    splat_render_opts opts = random_opts(rc->sh_degree, rc->cap);
+    check_scene(&scene, &cam, &opts, backward, 0, what, NULL);
     splat_scene_free(&scene);
 }
 
@@ -145,4 +172,162 @@ SPLAT_TEST(raster_sh_degrees_and_cap)
             raster_case rc = {300, 64, 48, d, capped ? 2u + (uint32_t)(splat__rng_u64(splat_test_rng()) % 4) : 0u};
             run_case(&rc, true);
         }
+}
+
+/* ------------------------------------------------------------------ edge cases */
+
+/* Renders and returns the GPU image [H,W,4] (caller frees), or NULL. */
+static float *gpu_image_of(const splat_scene *scene, const splat_camera *cam, const splat_render_opts *opts,
+                           bool backward, uint32_t isect_capacity, const char *what)
+{
+    float *img = calloc((size_t)cam->width * cam->height * 4, sizeof(float));
+    check_scene(scene, cam, opts, backward, isect_capacity, what, img);
+    return img;
+}
+
+static void check_background(const float *img, const splat_camera *cam, const splat_render_opts *opts, const char *what)
+{
+    uint64_t bad = 0;
+    for (uint64_t p = 0; p < (uint64_t)cam->width * cam->height; p++)
+        for (int c = 0; c < 4; c++) bad += img[4 * p + c] != (c < 3 ? opts->background[c] : 1.0f);
+    T_CHECK(bad == 0, "%s: %llu values differ from the background", what, (unsigned long long)bad);
+}
+
+SPLAT_TEST(raster_edge_empty_and_behind)
+{
+    splat_camera cam = t_random_camera(37, 29);
+    splat_render_opts opts = random_opts(3, 0);
+    splat_scene empty;
+    splat_error err = {0};
+    T_OK(splat_scene_init(&empty, 1, &err), &err);
+    float *img = gpu_image_of(&empty, &cam, &opts, true, 0, "N=0");
+    check_background(img, &cam, &opts, "N=0");
+    free(img);
+    /* Every Gaussian behind the camera (or closer than the near plane). */
+    splat_scene s;
+    t_random_scene(&s, 500, &cam);
+    for (uint32_t i = 0; i < s.count; i++) {
+        double pc[3] = {t_uniform(-3, 3), t_uniform(-3, 3), i % 10 == 0 ? t_uniform(0, 0.0099) : -t_uniform(0.01, 5)};
+        t_cam_to_world(&cam, pc, &s.means[3 * i]);
+    }
+    img = gpu_image_of(&s, &cam, &opts, true, 0, "behind the camera");
+    check_background(img, &cam, &opts, "behind the camera");
+    free(img);
+    /* Zero opacity: a logit so low that no pixel reaches 1/255. */
+    t_random_scene(&s, 300, &cam);
+    for (uint32_t i = 0; i < s.count; i++) s.opacities[i] = (float)t_uniform(-40, -6);
+    img = gpu_image_of(&s, &cam, &opts, true, 0, "zero opacity");
+    check_background(img, &cam, &opts, "zero opacity");
+    free(img);
+    splat_scene_free(&s);
+    splat_scene_free(&empty);
+}
+
+SPLAT_TEST(raster_edge_whole_image_gaussian)
+{
+    /* One Gaussian close to the camera, far larger than the image; and one with its centre far
+     * outside the guard band. Both compared with the reference, forward and backward. */
+    splat_camera cam = t_random_camera(70, 45);
+    splat_render_opts opts = random_opts((uint32_t)(splat__rng_u64(splat_test_rng()) % 4), 0);
+    splat_scene s;
+    t_random_scene(&s, 2, &cam);
+    double pc0[3] = {t_uniform(-0.1, 0.1), t_uniform(-0.1, 0.1), t_uniform(0.5, 1.0)};
+    t_cam_to_world(&cam, pc0, &s.means[0]);
+    for (int k = 0; k < 3; k++) s.log_scales[k] = (float)log(t_uniform(1.0, 3.0));
+    s.opacities[0] = (float)t_uniform(-1, 1);
+    double pc1[3] = {t_uniform(3, 6), t_uniform(-1, 1), 1.0};
+    t_cam_to_world(&cam, pc1, &s.means[3]);
+    for (int k = 0; k < 3; k++) s.log_scales[3 + k] = (float)log(t_uniform(1.0, 2.0));
+    check_scene(&s, &cam, &opts, true, 0, "whole image", NULL);
+    splat_scene_free(&s);
+}
+
+SPLAT_TEST(raster_edge_tile_borders)
+{
+    /* Means projecting exactly onto tile corners and edges (pixel coordinates multiples of 16),
+     * small and large footprints, on an image whose size is not a multiple of 16. */
+    splat_camera cam = t_random_camera(83, 61);
+    for (int k = 0; k < 9; k++) cam.R[k] = (k % 4 == 0) ? 1.0f : 0.0f;
+    cam.t[0] = cam.t[1] = cam.t[2] = 0.0f;
+    splat_render_opts opts = random_opts((uint32_t)(splat__rng_u64(splat_test_rng()) % 4), 0);
+    splat_scene s;
+    t_random_scene(&s, 60, &cam);
+    for (uint32_t i = 0; i < s.count; i++) {
+        /* z a power of two and fx, cx exact floats: x = (u - cx) z / fx lands u exactly. */
+        double z = 4.0;
+        double u = 16.0 * (double)(splat__rng_u64(splat_test_rng()) % 7);
+        double v = i % 2 ? 16.0 * (double)(splat__rng_u64(splat_test_rng()) % 5) : t_uniform(0, 61);
+        double pc[3] = {(u - cam.cx) / cam.fx * z, (v - cam.cy) / cam.fy * z, z + 1e-3 * i};
+        t_cam_to_world(&cam, pc, &s.means[3 * i]);
+    }
+    check_scene(&s, &cam, &opts, true, 0, "tile borders", NULL);
+    splat_scene_free(&s);
+}
+
+SPLAT_TEST(raster_edge_degenerate_scale)
+{
+    /* Scales of ~1e-13 on every axis: the covariance is all low-pass filter, yet the gradients
+     * still flow. Mixed with ordinary Gaussians. */
+    splat_camera cam = t_random_camera(40, 33);
+    splat_render_opts opts = random_opts(1, 0);
+    splat_scene s;
+    t_random_scene(&s, 50, &cam);
+    for (uint32_t i = 0; i < s.count; i += 2)
+        for (int k = 0; k < 3; k++) s.log_scales[3 * i + k] = (float)t_uniform(-32, -28);
+    check_scene(&s, &cam, &opts, true, 0, "degenerate scale", NULL);
+    /* Needles and discs: one or two axes degenerate, the others ordinary. */
+    t_random_scene(&s, 50, &cam);
+    for (uint32_t i = 0; i < s.count; i++)
+        for (int k = 0; k < 3; k++)
+            if ((i + k) % 2 == 0) s.log_scales[3 * i + k] = (float)t_uniform(-32, -28);
+    g_grad_tol = GRAD_TOL_NEEDLES;
+    check_scene(&s, &cam, &opts, true, 0, "needles", NULL);
+    g_grad_tol = GRAD_TOL;
+    splat_scene_free(&s);
+}
+
+SPLAT_TEST(raster_edge_overflow_regrows)
+{
+    /* A scene that overflows a tiny initial intersection capacity renders exactly like one with
+     * ample capacity: the overflow is detected on the GPU, the buffers grow and it renders again. */
+    splat_camera cam = t_random_camera(64, 48);
+    splat_render_opts opts = random_opts(2, 0);
+    splat_scene s;
+    t_random_scene(&s, 2000, &cam);
+    float *small = gpu_image_of(&s, &cam, &opts, false, 16, "tiny capacity");
+    float *ample = gpu_image_of(&s, &cam, &opts, false, 1u << 22, "ample capacity");
+    T_CHECK(memcmp(small, ample, (size_t)cam.width * cam.height * 16) == 0, "images differ");
+    free(small);
+    free(ample);
+    splat_scene_free(&s);
+}
+
+SPLAT_TEST(raster_edge_nonfinite_reported)
+{
+    splat_camera cam = t_random_camera(32, 32);
+    splat_render_opts opts = random_opts(3, 0);
+    const float bad_values[] = {NAN, INFINITY, -INFINITY};
+    for (int which = 0; which < 5; which++) {
+        splat_scene s;
+        t_random_scene(&s, 100, &cam);
+        uint32_t i = (uint32_t)(splat__rng_u64(splat_test_rng()) % s.count);
+        float v = bad_values[splat__rng_u64(splat_test_rng()) % 3];
+        switch (which) {
+        case 0: s.means[3 * i + 1] = v; break;
+        case 1: s.log_scales[3 * i] = v; break;
+        case 2: s.quats[4 * i + 2] = v; break;
+        case 3: s.opacities[i] = v; break;
+        default: s.sh[(i * 16) * 3 + 1] = v; break; /* the DC term is always active */
+        }
+        t_render t;
+        if (t_render_init(&t, &s, cam.width, cam.height, 0)) {
+            splat_error err = {0};
+            splat_status st = splat__render_image(&t.stream, &t.r, &t.scene, &t.bufs, &cam, &opts, &err);
+            T_CHECK(st == SPLAT_ERR_NONFINITE, "parameter group %d, Gaussian %u = %g: got %s", which, i, v,
+                    splat_status_str(st));
+            T_CHECK(strstr(err.msg, "NaN or Inf") != NULL, "message: %s", err.msg);
+        }
+        t_render_free(&t);
+        splat_scene_free(&s);
+    }
 }
