@@ -1,6 +1,8 @@
 #version 450
 // Intersection emission, one thread per Gaussian: one (tile, depth) key per touched tile, at
-// the Gaussian's offset from the scan. Keys beyond the capacity are dropped; the setup stage
+// the Gaussian's offset from the scan. The sort carries the emission index along, so after it
+// every sorted entry knows both its Gaussian (gauss_of_emit) and its slot in the Gaussian's
+// contiguous run of entries, where the backward leaves that tile's partial gradient. Keys beyond the capacity are dropped; the setup stage
 // has already flagged the overflow, so nothing downstream is used.
 #include "common.glsl"
 #include "render_types.h"
@@ -15,7 +17,8 @@ layout(std430, binding = 3) readonly buffer Offsets { uint offsets[]; };      //
 layout(std430, binding = 4) readonly buffer Tiles { uint tiles_touched[]; };  // [N]
 layout(std430, binding = 5) writeonly buffer KeysLo { uint keys_lo[]; };      // [M] depth bits
 layout(std430, binding = 6) writeonly buffer KeysHi { uint keys_hi[]; };      // [M] tile id
-layout(std430, binding = 7) writeonly buffer Vals { uint vals[]; };           // [M] Gaussian index
+layout(std430, binding = 7) writeonly buffer Vals { uint emit_of_isect[]; };  // [M] the emission index itself (sorted along)
+layout(std430, binding = 8) writeonly buffer GaussOf { uint gauss_of_emit[]; }; // [M] Gaussian of each emission index
 
 layout(push_constant) uniform Push { splat_render_push pc; };
 
@@ -36,7 +39,8 @@ void main()
             if (tile_touched(conic, mean2d, tau, uint(tx), uint(ty), frame.cam.width, frame.cam.height)) {
                 keys_lo[pos] = depth_bits;
                 keys_hi[pos] = uint(ty) * frame.tiles_x + uint(tx);
-                vals[pos] = i;
+                emit_of_isect[pos] = pos;
+                gauss_of_emit[pos] = i;
                 pos++;
             }
 }

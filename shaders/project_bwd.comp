@@ -17,13 +17,18 @@ layout(std430, binding = 3) readonly buffer Quats { vec4 quats[]; };         // 
 layout(std430, binding = 4) readonly buffer Opac { float opacities[]; };     // [N]
 layout(std430, binding = 5) readonly buffer SH { float sh[]; };              // [N,16,3]
 layout(std430, binding = 6) readonly buffer Radii { vec2 radii[]; };         // [N] 0: culled
-layout(std430, binding = 7) readonly buffer Grad2D { vec4 grad2d[]; };       // [N,3] vec4
+layout(std430, binding = 7) readonly buffer Partial { float partial[]; };    // [M,9] per intersection, by emission index
 layout(std430, binding = 8) writeonly buffer GMeans { float g_means[]; };    // [N,3]
 layout(std430, binding = 9) writeonly buffer GScales { float g_scales[]; };  // [N,3]
 layout(std430, binding = 10) writeonly buffer GQuats { vec4 g_quats[]; };    // [N]
 layout(std430, binding = 11) writeonly buffer GOpac { float g_opac[]; };     // [N]
 layout(std430, binding = 12) writeonly buffer GSH { float g_sh[]; };         // [N,16,3]
 layout(std430, binding = 13) buffer Stats { vec4 stats[]; };                 // [N] grad2d norm sum, count, max radius / max(W,H)
+layout(std430, binding = 14) readonly buffer Offsets { uint offsets[]; };     // [N] first emission index
+layout(std430, binding = 15) readonly buffer Tiles { uint tiles_touched[]; }; // [N] number of entries
+layout(std430, binding = 16) readonly buffer Gate { uint skip_updates; };      // nonzero: leave the statistics alone
+
+layout(push_constant) uniform Push { splat_render_push pc; };
 
 
 void write_grads(uint i, vec3 dmu, vec3 dls, vec4 dq, float dop)
@@ -49,11 +54,15 @@ void main()
         return;
     }
     splat_gpu_camera cam = frame.cam;
-    vec4 g0 = grad2d[3u * i], g1 = grad2d[3u * i + 1u], g2 = grad2d[3u * i + 2u];
-    vec2 d_mean2d = g0.xy;
-    vec3 d_conic = vec3(g0.zw, g1.x);
-    float d_alpha = g1.y;
-    vec3 d_rgb = vec3(g1.zw, g2.x);
+    // This Gaussian's entries, one per touched tile, added in order: deterministic.
+    float g[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    uint e_end = min(offsets[i] + tiles_touched[i], pc.isect_capacity);
+    for (uint e = offsets[i]; e < e_end; e++)
+        for (uint k = 0u; k < 9u; k++) g[k] += partial[9u * e + k];
+    vec2 d_mean2d = vec2(g[0], g[1]);
+    vec3 d_conic = vec3(g[2], g[3], g[4]);
+    float d_alpha = g[5];
+    vec3 d_rgb = vec3(g[6], g[7], g[8]);
 
     // Recompute the forward.
     vec3 mu = vec3(means[3u * i], means[3u * i + 1u], means[3u * i + 2u]);
@@ -150,7 +159,7 @@ void main()
     float alpha = sigmoid(opacities[i]);
     write_grads(i, dmu, d_log_scale, dq, d_alpha * alpha * (1.0 - alpha));
 
-    if (STATS != 0u) {
+    if (STATS != 0u && skip_updates == 0u) {
         // gsplat's default strategy: the pixel-space mean gradient scaled to NDC units.
         vec2 g = d_mean2d * vec2(0.5 * float(cam.width), 0.5 * float(cam.height));
         vec4 st = stats[i];

@@ -1,34 +1,41 @@
 #version 450
 // Backward rasterization (docs/RASTER.md section 4): one workgroup per tile, one thread per
 // pixel, walking the tile's list back to front from the furthest last contributor. Each pixel
-// recovers the transmittance before every Gaussian by division and accumulates the gradient of
-// its 2D mean, conic, opacity and colour. The pixels of a subgroup add their contributions
-// (subgroupAdd) before one lane does the global atomic adds: a Gaussian's gradient comes from
-// many pixels, and atomics on one address are the contention point.
+// recovers the transmittance before every Gaussian by division and computes the gradient of
+// its 2D mean, conic, opacity and colour.
+//
+// No atomics, so training is deterministic: a Gaussian's contributions from the pixels of
+// this tile are added within each subgroup (subgroupAdd), the subgroups' sums are added in a
+// fixed order through shared memory, and the tile writes the total into the Gaussian's own
+// entry (its emission index); project_bwd adds a Gaussian's entries in order. Entries a tile
+// never blends (beyond the cap or the last contributor) get zeros.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_vote : require
-#extension GL_EXT_shader_atomic_float : require
 #include "common.glsl"
 #include "render_types.h"
 #include "render_common.glsl"
 
 layout(local_size_x = 16, local_size_y = 16) in;
+layout(constant_id = 0) const uint N_SG = 64u;  // at least the number of subgroups in a workgroup
+layout(constant_id = 1) const uint SUB = 8u;    // Gaussians per reduction round (shared memory bound)
 
 layout(std430, binding = 0) readonly buffer FrameBuf { splat_frame frame; };
-layout(std430, binding = 1) readonly buffer Ranges { uvec2 ranges[]; };      // [tiles]
-layout(std430, binding = 2) readonly buffer Vals { uint gauss_of_isect[]; };  // [M] sorted
-layout(std430, binding = 3) readonly buffer ProjBuf { vec4 proj[]; };        // [N,3] vec4
-layout(std430, binding = 4) readonly buffer OutRGBT { vec4 out_rgbt[]; };    // [H,W] forward rgb + final T
-layout(std430, binding = 5) readonly buffer OutLast { uint out_last[]; };    // [H,W]
-layout(std430, binding = 6) readonly buffer GradImg { vec4 grad_img[]; };    // [H,W] dL/drgb, dL/dalpha
-layout(std430, binding = 7) buffer Grad2D { float grad2d[]; };              // [N,12] mean2d 2, conic 3, opacity, rgb 3
+layout(std430, binding = 1) readonly buffer Ranges { uvec2 ranges[]; };        // [tiles]
+layout(std430, binding = 2) readonly buffer Vals { uint emit_of_isect[]; };     // [M] sorted
+layout(std430, binding = 3) readonly buffer ProjBuf { vec4 proj[]; };          // [N,3] vec4
+layout(std430, binding = 4) readonly buffer OutRGBT { vec4 out_rgbt[]; };      // [H,W] forward rgb + final T
+layout(std430, binding = 5) readonly buffer OutLast { uint out_last[]; };      // [H,W]
+layout(std430, binding = 6) readonly buffer GradImg { vec4 grad_img[]; };      // [H,W] dL/drgb, dL/dalpha
+layout(std430, binding = 7) readonly buffer GaussOf { uint gauss_of_emit[]; }; // [M]
+layout(std430, binding = 8) writeonly buffer Partial { float partial[]; };     // [M,9] mean2d 2, conic 3, opacity, rgb 3
 
 const uint BATCH = 256u;
 shared vec4 s_geom[BATCH];   // mean2d.xy, depth, opacity
 shared vec4 s_conic[BATCH];
 shared vec3 s_rgb[BATCH];
-shared uint s_gauss[BATCH];
+shared uint s_emit[BATCH];
+shared float s_part[N_SG * SUB * 9u];
 shared uint s_max_last;
 
 void main()
@@ -42,7 +49,8 @@ void main()
     uint tid = gl_LocalInvocationIndex;
     uint pi = py * W + px;
 
-    uint start = ranges[ty * frame.tiles_x + tx].x;
+    uvec2 range = ranges[ty * frame.tiles_x + tx];
+    uint start = range.x;
     float T_final = 1.0;
     uint last = 0u;
     vec4 dpix = vec4(0.0);
@@ -51,11 +59,17 @@ void main()
         last = out_last[pi];
         dpix = grad_img[pi];
     }
-    if (tid == 0u) s_max_last = 0u;
+    if (tid == 0u) s_max_last = start;
     barrier();
     atomicMax(s_max_last, last);
     barrier();
     uint stop = s_max_last;
+
+    // Entries no pixel of this tile blended.
+    for (uint p = stop + tid; p < range.y; p += BATCH) {
+        uint e = emit_of_isect[p];
+        for (uint k = 0u; k < 9u; k++) partial[9u * e + k] = 0.0;
+    }
 
     vec3 bg = vec3(frame.background[0], frame.background[1], frame.background[2]);
     vec3 bg_term = T_final * bg;
@@ -67,59 +81,71 @@ void main()
         uint cnt = b_end - b_start;
         barrier();
         if (tid < cnt) {
-            uint g = gauss_of_isect[b_end - 1u - tid];
-            s_gauss[tid] = g;
+            uint e = emit_of_isect[b_end - 1u - tid];
+            uint g = gauss_of_emit[e];
+            s_emit[tid] = e;
             s_geom[tid] = proj[3u * g];
             s_conic[tid] = proj[3u * g + 1u];
             s_rgb[tid] = proj[3u * g + 2u].rgb;
         }
         barrier();
-        for (uint j = 0u; j < cnt; j++) {
-            uint pos = b_end - 1u - j;
-            bool valid = pos < last;
-            vec2 d_mean = vec2(0.0);
-            vec3 d_conic = vec3(0.0), d_rgb = vec3(0.0);
-            float d_opac = 0.0;
-            vec4 geom = s_geom[j];
-            vec3 conic = s_conic[j].xyz;
-            vec2 d = geom.xy - pix;
-            precise float sigma = gauss_power(conic, d);
-            precise float alpha = min(ALPHA_MAX, geom.w * exp(-sigma));
-            valid = valid && sigma >= 0.0 && alpha >= ALPHA_MIN;
-            if (valid) {
-                float ra = 1.0 / (1.0 - alpha);
-                float T_before = T * ra;
-                vec3 c = s_rgb[j];
-                d_rgb = alpha * T_before * dpix.rgb;
-                float d_alpha = dot(dpix.rgb, c * T_before - (after + bg_term) * ra) + dpix.a * T_final * ra;
-                after += c * alpha * T_before;
-                T = T_before;
-                float vis = exp(-sigma);
-                if (geom.w * vis <= ALPHA_MAX) {
-                    d_opac = d_alpha * vis;
-                    float d_sigma = -d_alpha * alpha;
-                    d_mean = d_sigma * vec2(conic.x * d.x + conic.y * d.y, conic.z * d.y + conic.y * d.x);
-                    d_conic = d_sigma * vec3(0.5 * d.x * d.x, d.x * d.y, 0.5 * d.y * d.y);
+        for (uint r0 = 0u; r0 < cnt; r0 += SUB) {
+            uint rn = min(SUB, cnt - r0);
+            for (uint jj = 0u; jj < rn; jj++) {
+                uint j = r0 + jj;
+                uint pos = b_end - 1u - j;
+                vec2 d_mean = vec2(0.0);
+                vec3 d_conic = vec3(0.0), d_rgb = vec3(0.0);
+                float d_opac = 0.0;
+                vec4 geom = s_geom[j];
+                vec3 conic = s_conic[j].xyz;
+                vec2 d = geom.xy - pix;
+                precise float sigma = gauss_power(conic, d);
+                precise float alpha = min(ALPHA_MAX, geom.w * exp(-sigma));
+                bool valid = pos < last && sigma >= 0.0 && alpha >= ALPHA_MIN;
+                if (valid) {
+                    float ra = 1.0 / (1.0 - alpha);
+                    float T_before = T * ra;
+                    vec3 c = s_rgb[j];
+                    d_rgb = alpha * T_before * dpix.rgb;
+                    float d_alpha = dot(dpix.rgb, c * T_before - (after + bg_term) * ra) + dpix.a * T_final * ra;
+                    after += c * alpha * T_before;
+                    T = T_before;
+                    float vis = exp(-sigma);
+                    if (geom.w * vis <= ALPHA_MAX) {
+                        d_opac = d_alpha * vis;
+                        float d_sigma = -d_alpha * alpha;
+                        d_mean = d_sigma * vec2(conic.x * d.x + conic.y * d.y, conic.z * d.y + conic.y * d.x);
+                        d_conic = d_sigma * vec3(0.5 * d.x * d.x, d.x * d.y, 0.5 * d.y * d.y);
+                    }
                 }
-            }
-            if (subgroupAny(valid)) {
-                d_mean = subgroupAdd(d_mean);
-                d_conic = subgroupAdd(d_conic);
-                d_opac = subgroupAdd(d_opac);
-                d_rgb = subgroupAdd(d_rgb);
+                if (subgroupAny(valid)) {
+                    d_mean = subgroupAdd(d_mean);
+                    d_conic = subgroupAdd(d_conic);
+                    d_opac = subgroupAdd(d_opac);
+                    d_rgb = subgroupAdd(d_rgb);
+                }
                 if (subgroupElect()) {
-                    uint o = 12u * s_gauss[j];
-                    atomicAdd(grad2d[o + 0u], d_mean.x);
-                    atomicAdd(grad2d[o + 1u], d_mean.y);
-                    atomicAdd(grad2d[o + 2u], d_conic.x);
-                    atomicAdd(grad2d[o + 3u], d_conic.y);
-                    atomicAdd(grad2d[o + 4u], d_conic.z);
-                    atomicAdd(grad2d[o + 5u], d_opac);
-                    atomicAdd(grad2d[o + 6u], d_rgb.r);
-                    atomicAdd(grad2d[o + 7u], d_rgb.g);
-                    atomicAdd(grad2d[o + 8u], d_rgb.b);
+                    uint o = (gl_SubgroupID * SUB + jj) * 9u;
+                    s_part[o + 0u] = d_mean.x;
+                    s_part[o + 1u] = d_mean.y;
+                    s_part[o + 2u] = d_conic.x;
+                    s_part[o + 3u] = d_conic.y;
+                    s_part[o + 4u] = d_conic.z;
+                    s_part[o + 5u] = d_opac;
+                    s_part[o + 6u] = d_rgb.r;
+                    s_part[o + 7u] = d_rgb.g;
+                    s_part[o + 8u] = d_rgb.b;
                 }
             }
+            barrier();
+            for (uint idx = tid; idx < rn * 9u; idx += BATCH) {
+                uint jj = idx / 9u, k = idx - jj * 9u;
+                float sum = 0.0;
+                for (uint sg = 0u; sg < gl_NumSubgroups; sg++) sum += s_part[(sg * SUB + jj) * 9u + k];
+                partial[9u * s_emit[r0 + jj] + k] = sum;
+            }
+            barrier();
         }
         b_end = b_start;
     }

@@ -11,7 +11,8 @@ layout(local_size_x = 16, local_size_y = 16) in;
 
 layout(std430, binding = 0) readonly buffer FrameBuf { splat_frame frame; };
 layout(std430, binding = 1) readonly buffer Ranges { uvec2 ranges[]; };     // [tiles]
-layout(std430, binding = 2) readonly buffer Vals { uint gauss_of_isect[]; }; // [M] sorted
+layout(std430, binding = 2) readonly buffer Vals { uint emit_of_isect[]; };  // [M] sorted
+layout(std430, binding = 7) readonly buffer GaussOf { uint gauss_of_emit[]; }; // [M]
 layout(std430, binding = 3) readonly buffer ProjBuf { vec4 proj[]; };       // [N,3] vec4
 layout(std430, binding = 4) writeonly buffer OutRGBT { vec4 out_rgbt[]; };  // [H,W] rgb + final T
 layout(std430, binding = 5) writeonly buffer OutLast { uint out_last[]; };  // [H,W] last blended list position + 1 (0: none)
@@ -51,7 +52,7 @@ void main()
         if (s_done == BATCH) break;
         uint idx = b + tid;
         if (idx < end) {
-            uint g = gauss_of_isect[idx];
+            uint g = gauss_of_emit[emit_of_isect[idx]];
             s_geom[tid] = proj[3u * g];
             s_conic[tid] = proj[3u * g + 1u];
             s_rgb[tid] = proj[3u * g + 2u].rgb;

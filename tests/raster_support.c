@@ -120,10 +120,16 @@ bool t_download_image(t_render *t, const splat_camera *cam, t_gpu_image *out)
     }
     out->n_isect = k.n_valid;
     out->vals = malloc((uint64_t)k.n_valid * 4 + 4);
-    if (splat__buf_download(t->g, &b->vals, 0, out->vals, (uint64_t)k.n_valid * 4, &err)) {
+    uint32_t *gauss_of_emit = malloc((uint64_t)k.n_valid * 4 + 4);
+    if (splat__buf_download(t->g, &b->vals, 0, out->vals, (uint64_t)k.n_valid * 4, &err) ||
+        splat__buf_download(t->g, &b->gauss_of_emit, 0, gauss_of_emit, (uint64_t)k.n_valid * 4, &err)) {
         splat_test_fail(__FILE__, __LINE__, "download:", "%s", err.msg);
+        free(gauss_of_emit);
         return false;
     }
+    /* sorted position -> emission index -> Gaussian */
+    for (uint32_t p = 0; p < k.n_valid; p++) out->vals[p] = gauss_of_emit[out->vals[p]];
+    free(gauss_of_emit);
     /* Every output finite. */
     uint64_t bad = 0;
     for (uint64_t i = 0; i < px * 4; i++) bad += !isfinite(out->rgbt[i]);

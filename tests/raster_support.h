@@ -37,7 +37,7 @@ typedef struct t_gpu_image {
     uint32_t *last;    /* [H,W] list position + 1 */
     float *depth;      /* [H,W] */
     uint32_t *ranges;  /* [tiles,2] */
-    uint32_t *vals;    /* [n_isect] */
+    uint32_t *vals;    /* [n_isect] Gaussian of each sorted entry */
 } t_gpu_image;
 
 bool t_download_image(t_render *t, const splat_camera *cam, t_gpu_image *out);

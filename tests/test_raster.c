@@ -331,3 +331,39 @@ SPLAT_TEST(raster_edge_nonfinite_reported)
         splat_scene_free(&s);
     }
 }
+
+/* The backward has no atomics: the same render and upstream gradient give the same bits. */
+SPLAT_TEST(raster_backward_deterministic)
+{
+    splat_camera cam = t_random_camera(96, 72);
+    splat_render_opts opts = random_opts(3, 0);
+    splat_scene s;
+    t_random_scene(&s, 3000, &cam);
+    t_render t;
+    if (!t_render_init(&t, &s, cam.width, cam.height, 0)) goto done;
+    splat_error err = {0};
+    uint64_t px = (uint64_t)cam.width * cam.height;
+    float *g4 = malloc(px * 16);
+    for (uint64_t p = 0; p < px * 4; p++) g4[p] = (float)t_uniform(-1, 1);
+    T_OK(splat__buf_upload(t.g, &t.bufs.grad_img, 0, g4, px * 16, &err), &err);
+    splat_scene a, b;
+    T_OK(splat_scene_init(&a, s.count, &err), &err);
+    T_OK(splat_scene_init(&b, s.count, &err), &err);
+    for (int rep = 0; rep < 2; rep++) {
+        T_OK(splat__render_image(&t.stream, &t.r, &t.scene, &t.bufs, &cam, &opts, &err), &err);
+        splat__render_bwd(splat__stream_cmd(&t.stream), &t.r, &t.scene, &t.bufs, s.count, &t.grads, false);
+        T_OK(splat__stream_sync(&t.stream, SPLAT_SYNC_COMMIT_AND_WAIT, &err), &err);
+        t.grads.count = s.count;
+        T_OK(splat__scene_gpu_download(t.g, &t.grads, rep ? &b : &a, &err), &err);
+    }
+    T_CHECK(memcmp(a.means, b.means, s.count * 12) == 0 && memcmp(a.log_scales, b.log_scales, s.count * 12) == 0 &&
+                memcmp(a.quats, b.quats, s.count * 16) == 0 && memcmp(a.opacities, b.opacities, s.count * 4) == 0 &&
+                memcmp(a.sh, b.sh, (size_t)s.count * 192) == 0,
+            "two backward passes differ");
+    splat_scene_free(&a);
+    splat_scene_free(&b);
+    free(g4);
+done:
+    t_render_free(&t);
+    splat_scene_free(&s);
+}

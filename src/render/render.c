@@ -80,18 +80,28 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
     r->gpu = g;
     const uint32_t push = sizeof(splat_render_push);
     const uint32_t stats_on = 1;
+    /* rasterize_bwd adds the subgroups' sums in shared memory, SUB Gaussians at a time: as many
+     * as fit beside its batch arrays (about 14 KiB), for as many subgroups as the smallest
+     * subgroup size allows. */
+    uint32_t n_sg = 256 / g->info.min_subgroup_size;
+    uint32_t budget = g->info.max_shared_memory > 14336 ? g->info.max_shared_memory - 14336 : 0;
+    uint32_t sub = budget / (n_sg * 36);
+    if (sub > 32) sub = 32;
+    if (sub < 1) return splat__fail(err, SPLAT_ERR_LIMIT, "%s: %u bytes of shared memory are too few for rasterize_bwd",
+                                    g->info.name, g->info.max_shared_memory);
+    const uint32_t bwd_spec[2] = {n_sg, sub};
     struct {
         splat_pipe *pipe;
         splat_pipe_desc desc;
     } pipes[] = {
         {&r->project_fwd, {.shader = "project_fwd", .n_bindings = 10}},
         {&r->isect_setup, {.shader = "isect_setup", .n_bindings = 3, .push_size = push}},
-        {&r->isect_fwd, {.shader = "isect_fwd", .n_bindings = 8, .push_size = push}},
+        {&r->isect_fwd, {.shader = "isect_fwd", .n_bindings = 9, .push_size = push}},
         {&r->ranges_fwd, {.shader = "ranges_fwd", .n_bindings = 3}},
-        {&r->rasterize_fwd, {.shader = "rasterize_fwd", .n_bindings = 7}},
-        {&r->rasterize_bwd, {.shader = "rasterize_bwd", .n_bindings = 8}},
-        {&r->project_bwd, {.shader = "project_bwd", .n_bindings = 14}},
-        {&r->project_bwd_stats, {.shader = "project_bwd", .n_bindings = 14, .spec = &stats_on, .n_spec = 1}},
+        {&r->rasterize_fwd, {.shader = "rasterize_fwd", .n_bindings = 8}},
+        {&r->rasterize_bwd, {.shader = "rasterize_bwd", .n_bindings = 9, .spec = bwd_spec, .n_spec = 2}},
+        {&r->project_bwd, {.shader = "project_bwd", .n_bindings = 17, .push_size = push}},
+        {&r->project_bwd_stats, {.shader = "project_bwd", .n_bindings = 17, .push_size = push, .spec = &stats_on, .n_spec = 1}},
     };
     splat_status st = splat__sorter_init(g, &r->sorter, NULL, err);
     for (size_t k = 0; k < SPLAT_COUNTOF(pipes) && st == SPLAT_OK; k++)
@@ -138,6 +148,8 @@ static splat_status isect_bufs_init(splat_gpu *g, const splat_renderer *r, splat
         {&b->keys_lo, "isect.keys_lo", bytes},
         {&b->keys_hi, "isect.keys_hi", bytes},
         {&b->vals, "isect.vals", bytes},
+        {&b->gauss_of_emit, "isect.gauss_of_emit", bytes},
+        {&b->partial, "isect.partial", bytes * 9},
         {&b->sort_scratch, "isect.sort_scratch", splat__sort_scratch_bound(&r->sorter, m, 2)},
     };
     for (size_t k = 0; k < SPLAT_COUNTOF(parts) && st == SPLAT_OK; k++)
@@ -151,6 +163,8 @@ static void isect_bufs_free(splat_gpu *g, splat_render_bufs *b)
     splat__buf_free(g, &b->keys_lo);
     splat__buf_free(g, &b->keys_hi);
     splat__buf_free(g, &b->vals);
+    splat__buf_free(g, &b->gauss_of_emit);
+    splat__buf_free(g, &b->partial);
     splat__buf_free(g, &b->sort_scratch);
     b->isect_capacity = 0;
 }
@@ -185,14 +199,16 @@ splat_status splat__render_bufs_init(splat_gpu *g, const splat_renderer *r, spla
         {&b->out_last, "render.out_last", px * 4, SPLAT_MEM_DEVICE},
         {&b->out_depth, "render.out_depth", px * 4, SPLAT_MEM_DEVICE},
         {&b->grad_img, "render.grad_img", px * 16, SPLAT_MEM_DEVICE},
-        {&b->grad2d, "render.grad2d", n * 48, SPLAT_MEM_DEVICE},
         {&b->stats, "render.stats", n * 16, SPLAT_MEM_DEVICE},
+        {&b->gate, "render.gate", 4, SPLAT_MEM_DEVICE},
         {&b->readback, "render.readback", sizeof(splat_counters), SPLAT_MEM_READBACK},
     };
     splat_status st = SPLAT_OK;
     for (size_t k = 0; k < SPLAT_COUNTOF(parts) && st == SPLAT_OK; k++)
         st = splat__buf_init(g, parts[k].buf, parts[k].name, parts[k].size, parts[k].kind, err);
     if (st == SPLAT_OK) st = isect_bufs_init(g, r, b, isect_capacity ? isect_capacity : 1024, err);
+    const uint32_t zero = 0;
+    if (st == SPLAT_OK) st = splat__buf_upload(g, &b->gate, 0, &zero, 4, err);
     if (st != SPLAT_OK) splat__render_bufs_free(g, b);
     return st;
 }
@@ -201,8 +217,8 @@ void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b)
 {
     isect_bufs_free(g, b);
     splat_buf *all[] = {&b->frame, &b->counters, &b->scan_total, &b->sort_count, &b->proj, &b->radii, &b->tiles, &b->offsets, &b->scan_scratch,
-                        &b->ranges, &b->out_rgbt, &b->out_last, &b->out_depth, &b->grad_img, &b->grad2d,
-                        &b->stats, &b->readback};
+                        &b->ranges, &b->out_rgbt, &b->out_last, &b->out_depth, &b->grad_img, &b->stats,
+                        &b->gate, &b->readback};
     for (size_t k = 0; k < SPLAT_COUNTOF(all); k++) splat__buf_free(g, all[k]);
     memset(b, 0, sizeof *b);
 }
@@ -292,7 +308,7 @@ void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
     splat__cmd_barrier(c);
     splat_view isect_views[] = {SPLAT_VIEW(b->frame), SPLAT_VIEW(b->proj), SPLAT_VIEW(b->radii),
                                 SPLAT_VIEW(b->offsets), SPLAT_VIEW(b->tiles), SPLAT_VIEW(b->keys_lo),
-                                SPLAT_VIEW(b->keys_hi), SPLAT_VIEW(b->vals)};
+                                SPLAT_VIEW(b->keys_hi), SPLAT_VIEW(b->vals), SPLAT_VIEW(b->gauss_of_emit)};
     splat__cmd_dispatch_1d(c, &r->isect_fwd, isect_views, SPLAT_COUNTOF(isect_views), &pc, sizeof pc, n);
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "isect_fwd");
@@ -316,8 +332,9 @@ void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "ranges_fwd");
 
-    splat_view raster_views[] = {SPLAT_VIEW(b->frame), SPLAT_VIEW(b->ranges), SPLAT_VIEW(b->vals), SPLAT_VIEW(b->proj),
-                                 SPLAT_VIEW(b->out_rgbt), SPLAT_VIEW(b->out_last), SPLAT_VIEW(b->out_depth)};
+    splat_view raster_views[] = {SPLAT_VIEW(b->frame),    SPLAT_VIEW(b->ranges),   SPLAT_VIEW(b->vals),
+                                 SPLAT_VIEW(b->proj),     SPLAT_VIEW(b->out_rgbt), SPLAT_VIEW(b->out_last),
+                                 SPLAT_VIEW(b->out_depth), SPLAT_VIEW(b->gauss_of_emit)};
     splat__cmd_dispatch(c, &r->rasterize_fwd, raster_views, SPLAT_COUNTOF(raster_views), NULL, 0, b->max_tiles_x,
                         b->max_tiles_y, 1);
     splat__cmd_barrier(c);
@@ -329,22 +346,22 @@ void splat__render_bwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
                        uint32_t n, const splat_scene_gpu *grads, bool stats)
 {
     SPLAT_ASSERT(n <= grads->capacity);
-    splat__cmd_fill(c, SPLAT_VIEW_AT(b->grad2d, 0, (uint64_t)n * 48 + (n == 0 ? 48 : 0)), 0);
-    splat__cmd_barrier(c);
-    splat_view raster_views[] = {SPLAT_VIEW(b->frame), SPLAT_VIEW(b->ranges), SPLAT_VIEW(b->vals), SPLAT_VIEW(b->proj),
-                                 SPLAT_VIEW(b->out_rgbt), SPLAT_VIEW(b->out_last), SPLAT_VIEW(b->grad_img),
-                                 SPLAT_VIEW(b->grad2d)};
+    splat_render_push pc = push_of(b);
+    splat_view raster_views[] = {SPLAT_VIEW(b->frame),    SPLAT_VIEW(b->ranges),   SPLAT_VIEW(b->vals),
+                                 SPLAT_VIEW(b->proj),     SPLAT_VIEW(b->out_rgbt), SPLAT_VIEW(b->out_last),
+                                 SPLAT_VIEW(b->grad_img), SPLAT_VIEW(b->gauss_of_emit), SPLAT_VIEW(b->partial)};
     splat__cmd_dispatch(c, &r->rasterize_bwd, raster_views, SPLAT_COUNTOF(raster_views), NULL, 0, b->max_tiles_x,
                         b->max_tiles_y, 1);
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "rasterize_bwd");
     splat_view proj_views[] = {SPLAT_VIEW(b->frame), SPLAT_VIEW(scene->means), SPLAT_VIEW(scene->log_scales),
                                SPLAT_VIEW(scene->quats), SPLAT_VIEW(scene->opacities), SPLAT_VIEW(scene->sh),
-                               SPLAT_VIEW(b->radii), SPLAT_VIEW(b->grad2d), SPLAT_VIEW(grads->means),
+                               SPLAT_VIEW(b->radii), SPLAT_VIEW(b->partial), SPLAT_VIEW(grads->means),
                                SPLAT_VIEW(grads->log_scales), SPLAT_VIEW(grads->quats), SPLAT_VIEW(grads->opacities),
-                               SPLAT_VIEW(grads->sh), SPLAT_VIEW(b->stats)};
-    splat__cmd_dispatch_1d(c, stats ? &r->project_bwd_stats : &r->project_bwd, proj_views, SPLAT_COUNTOF(proj_views), NULL,
-                           0, n);
+                               SPLAT_VIEW(grads->sh), SPLAT_VIEW(b->stats), SPLAT_VIEW(b->offsets),
+                               SPLAT_VIEW(b->tiles), SPLAT_VIEW(b->gate)};
+    splat__cmd_dispatch_1d(c, stats ? &r->project_bwd_stats : &r->project_bwd, proj_views, SPLAT_COUNTOF(proj_views), &pc,
+                           sizeof pc, n);
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "project_bwd");
 }

@@ -44,7 +44,8 @@ void splat__scene_gpu_free(splat_gpu *g, splat_scene_gpu *s);
 splat_status splat__scene_gpu_upload(splat_gpu *g, splat_scene_gpu *dst, const splat_scene *src, splat_error *err);
 splat_status splat__scene_gpu_download(splat_gpu *g, const splat_scene_gpu *src, splat_scene *dst, splat_error *err);
 
-/* Pipelines of every render stage, and the sorter they use. */
+/* Pipelines of every render stage, and the sorter they use. The backward is deterministic:
+ * no atomics anywhere, so the same inputs give the same bits on the same device. */
 typedef struct splat_renderer {
     splat_gpu *gpu;
     splat_sorter sorter;
@@ -67,15 +68,17 @@ typedef struct splat_render_bufs {
     splat_buf radii;        /* [cap,2] */
     splat_buf tiles;        /* [cap] tiles touched */
     splat_buf offsets;      /* [cap] exclusive scan of tiles */
-    splat_buf keys_lo, keys_hi, vals;  /* [M] depth bits, tile id, Gaussian index; sorted in place */
+    splat_buf keys_lo, keys_hi, vals;  /* [M] depth bits, tile id, emission index; sorted in place */
+    splat_buf gauss_of_emit;           /* [M] Gaussian of each emission index */
+    splat_buf partial;                 /* [M,9] each entry's share of its Gaussian's 2D gradient */
     splat_buf sort_scratch, scan_scratch;
     splat_buf ranges;       /* [tiles,2] */
     splat_buf out_rgbt;     /* [H,W,4] rgb + final transmittance */
     splat_buf out_last;     /* [H,W] last blended list position + 1 */
     splat_buf out_depth;    /* [H,W] */
     splat_buf grad_img;     /* [H,W,4] dL/drgb, dL/dalpha (input of the backward) */
-    splat_buf grad2d;       /* [cap,12] */
     splat_buf stats;        /* [cap,4] densification statistics */
+    splat_buf gate;         /* uint: nonzero makes the backward leave the statistics alone */
     splat_buf readback;     /* host-visible copy of the counters (discrete GPUs) */
 } splat_render_bufs;
 
@@ -93,7 +96,7 @@ void splat__render_set_frame(splat_cmd *c, splat_render_bufs *b, const splat_fra
 void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene, splat_render_bufs *b,
                        uint32_t n);
 /* Records the backward: reads b->grad_img, writes every row [0, n) of `grads`. With `stats`,
- * also accumulates densification statistics into b->stats. */
+ * also accumulates densification statistics into b->stats, unless b->gate is nonzero. */
 void splat__render_bwd(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene, splat_render_bufs *b,
                        uint32_t n, const splat_scene_gpu *grads, bool stats);
 
