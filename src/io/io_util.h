@@ -78,6 +78,18 @@ static inline uint32_t splat__load_u32(const uint8_t *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* Dataset loaders behind splat_dataset_load; `ds` is zeroed by the caller and freed by it on
+ * failure, so a loader may leave it partly filled. */
+splat_status splat__colmap_load(const char *model_dir, const splat_dataset_desc *desc, splat_dataset *ds,
+                                splat_error *err);
+splat_status splat__nerf_load(const splat_dataset_desc *desc, splat_dataset *ds, splat_error *err);
+/* Reads the size of a view's image from its header: (*w0, *h0) as stored, (*w, *h) after the
+ * view's downsampling (floor, at least 1). */
+splat_status splat__view_size(const splat_view *view, uint32_t *w0, uint32_t *h0, uint32_t *w, uint32_t *h,
+                              splat_error *err);
+/* Rotation matrix [3,3] row-major from a unit quaternion (w, x, y, z). */
+void splat__quat_to_mat(const double q[4], double R[9]);
+
 /* Writes `n` bytes to an atomic file; a short write is an error naming the target. */
 splat_status splat__atomic_write(splat_atomic_file *f, const void *data, size_t n, splat_error *err);
 
