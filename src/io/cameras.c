@@ -3,7 +3,6 @@
 #include "io/io_util.h"
 
 #include <cjson/cJSON.h>
-#include <float.h>
 #include <stdio.h>
 
 #define MAX_SIZE (1u << 24)
@@ -14,7 +13,7 @@ static splat_status get_number(const char *path, uint32_t i, const cJSON *obj, c
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!cJSON_IsNumber(v))
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: camera %u: \"%s\" is missing or not a number", path, i, key);
-    if (!isfinite(v->valuedouble) || fabs(v->valuedouble) > FLT_MAX)
+    if (!splat__finite_float(v->valuedouble))
         return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: camera %u: \"%s\" is not a finite float", path, i, key);
     *out = v->valuedouble;
     return SPLAT_OK;
@@ -59,7 +58,7 @@ static splat_status get_numbers(const char *path, uint32_t i, const cJSON *obj, 
     if (!ok || k != n)
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: camera %u: \"%s\" must be a list of %d numbers", path, i, key, n);
     for (k = 0; k < n; k++)
-        if (!isfinite(out[k]) || fabs(out[k]) > FLT_MAX)
+        if (!splat__finite_float(out[k]))
             return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: camera %u: \"%s\" holds a non-finite value", path, i, key);
     return SPLAT_OK;
 }

@@ -10,7 +10,6 @@
  * so a file that lies about a count is an error, not a huge allocation. */
 #include "io/io_util.h"
 
-#include <float.h>
 #include <stdlib.h>
 
 #define MAX_MODEL_FILE ((size_t)1 << 36)
@@ -180,7 +179,7 @@ static splat_status add_point(const char *path, col_model *m, const double xyz[3
                               splat_error *err)
 {
     for (int k = 0; k < 3; k++)
-        if (!isfinite(xyz[k]) || fabs(xyz[k]) > FLT_MAX)
+        if (!splat__finite_float(xyz[k]))
             return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: point %zu has a non-finite position", path, m->n_points);
     if (m->n_points == UINT32_MAX) return splat__fail(err, SPLAT_ERR_FORMAT, "%s: too many points", path);
     size_t cap = m->cap_points;
@@ -459,7 +458,7 @@ static splat_status make_view(const col_model *m, col_image *img, const char *im
                            "define", images_path, img->name, img->camera_id);
     double qn = sqrt(img->q[0] * img->q[0] + img->q[1] * img->q[1] + img->q[2] * img->q[2] + img->q[3] * img->q[3]);
     bool finite = isfinite(qn);
-    for (int k = 0; k < 3; k++) finite = finite && isfinite(img->t[k]) && fabs(img->t[k]) <= FLT_MAX;
+    for (int k = 0; k < 3; k++) finite = finite && splat__finite_float(img->t[k]);
     if (!finite)
         return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: image \"%s\" has a non-finite pose", images_path, img->name);
     if (qn < 1e-9)

@@ -90,6 +90,10 @@ splat_status splat__view_size(const splat_view *view, uint32_t *w0, uint32_t *h0
 /* Rotation matrix [3,3] row-major from a unit quaternion (w, x, y, z). */
 void splat__quat_to_mat(const double q[4], double R[9]);
 
+/* True when `d` is finite and stays finite as a float (values past FLT_MAX by less than half a
+ * float ulp round to FLT_MAX). */
+static inline bool splat__finite_float(double d) { return isfinite(d) && fabs(d) < 0x1.ffffffp+127; }
+
 /* Writes `n` bytes to an atomic file; a short write is an error naming the target. */
 splat_status splat__atomic_write(splat_atomic_file *f, const void *data, size_t n, splat_error *err);
 

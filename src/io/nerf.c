@@ -5,7 +5,6 @@
 #include "io/io_util.h"
 
 #include <cjson/cJSON.h>
-#include <float.h>
 
 static const cJSON *lookup(const cJSON *frame, const cJSON *root, const char *key)
 {
@@ -22,7 +21,7 @@ static splat_status opt_number(const char *path, uint32_t i, const cJSON *frame,
     if (!v) return SPLAT_OK;
     if (!cJSON_IsNumber(v))
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: frame %u: \"%s\" is not a number", path, i, key);
-    if (!isfinite(v->valuedouble) || fabs(v->valuedouble) > FLT_MAX)
+    if (!splat__finite_float(v->valuedouble))
         return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: frame %u: \"%s\" is not finite", path, i, key);
     *out = v->valuedouble;
     return SPLAT_OK;
@@ -91,7 +90,7 @@ static splat_status make_view(const char *path, const char *scene, uint32_t i, c
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: frame %u: \"transform_matrix\" must be 4 rows of 4 numbers",
                            path, i);
     for (int k = 0; k < 12; k++)
-        if (!isfinite(m[k]) || fabs(m[k]) > FLT_MAX)
+        if (!splat__finite_float(m[k]))
             return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: frame %u: \"transform_matrix\" is not finite", path, i);
     v->name = image_name(fp->valuestring);
     v->image_path = v->name ? splat__path_join(scene, v->name) : NULL;

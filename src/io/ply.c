@@ -4,7 +4,6 @@
 #include "io/io_util.h"
 
 #include <errno.h>
-#include <float.h>
 #include <stdlib.h>
 
 /* Where each property goes: a slot per known name. */
@@ -283,7 +282,7 @@ static splat_status store_row(const char *path, const ply_header *h, const doubl
     for (uint32_t k = 0; k < h->n_props; k++) {
         int slot = h->props[k].slot;
         if (slot >= SLOT_N && slot < SLOT_DC) continue;
-        if (!isfinite(v[k]) || fabs(v[k]) > FLT_MAX) {
+        if (!splat__finite_float(v[k])) {
             char name[32];
             slot_name(slot, name, sizeof name);
             return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: vertex %u: %s is not a finite float", path, i, name);
