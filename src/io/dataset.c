@@ -20,10 +20,11 @@ void splat__quat_to_mat(const double q[4], double R[9])
     R[6] = 2 * (x * z - w * y), R[7] = 2 * (y * z + w * x), R[8] = 1 - 2 * (x * x + y * y);
 }
 
-static bool has_model(const char *dir)
+/* 1 when `dir` holds a COLMAP model, 0 when not, -1 when out of memory. */
+static int has_model(const char *dir)
 {
     char *bin = splat__path_join(dir, "cameras.bin"), *txt = splat__path_join(dir, "cameras.txt");
-    bool found = (bin && splat__is_file(bin)) || (txt && splat__is_file(txt));
+    int found = !bin || !txt ? -1 : splat__is_file(bin) || splat__is_file(txt);
     splat__free(bin);
     splat__free(txt);
     return found;
@@ -38,10 +39,12 @@ splat_status splat_dataset_load(const splat_dataset_desc *desc, splat_dataset *d
     char *nerf = splat__path_join(desc->path, "transforms_train.json");
     char *sparse0 = splat__path_join(desc->path, "sparse/0");
     char *sparse = splat__path_join(desc->path, "sparse");
-    if (!nerf || !sparse0 || !sparse) st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+    int in0 = sparse0 ? has_model(sparse0) : -1, in = sparse ? has_model(sparse) : -1;
+    if (!nerf || in0 < 0 || in < 0)
+        st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", desc->path);
     else if (splat__is_file(nerf)) st = splat__nerf_load(desc, ds, err);
-    else if (has_model(sparse0)) st = splat__colmap_load(sparse0, desc, ds, err);
-    else if (has_model(sparse)) st = splat__colmap_load(sparse, desc, ds, err);
+    else if (in0) st = splat__colmap_load(sparse0, desc, ds, err);
+    else if (in) st = splat__colmap_load(sparse, desc, ds, err);
     else
         st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: no dataset found: expected a COLMAP model (sparse/0/ or sparse/ "
                          "with cameras.bin or cameras.txt) or NeRF-synthetic transforms_train.json", desc->path);
