@@ -6,7 +6,7 @@
 
 #include "io_fixtures.h"
 
-#define ITERATIONS 5000
+#define ITERATIONS 3000
 
 static uint32_t rnd(uint32_t n) { return n ? (uint32_t)(splat__rng_u64(splat_test_rng()) % n) : 0; }
 

@@ -173,9 +173,14 @@ static splat_status probe_png(const char *path, FILE *fp, uint32_t *w, uint32_t 
 
 /* --------------------------------------------------------------------------- JPEG */
 
+/* Progressive JPEGs may hold any number of scans, each a pass over the whole image; a crafted
+ * file with thousands costs minutes. Real encoders write about ten. */
+#define MAX_JPEG_SCANS 1000
+
 typedef struct jpeg_ctx {
     struct jpeg_decompress_struct cinfo;
     struct jpeg_error_mgr jerr;
+    struct jpeg_progress_mgr progress;
     jmp_buf jb;
     char msg[JMSG_LENGTH_MAX];
     splat_status status;     /* of a failure found outside libjpeg */
@@ -199,9 +204,19 @@ static void jpeg_on_message(j_common_ptr cinfo, int level)
     if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) c->premature_end = true;
 }
 
+static void jpeg_on_progress(j_common_ptr cinfo)
+{
+    jpeg_ctx *c = cinfo->client_data;
+    if (c->cinfo.input_scan_number > MAX_JPEG_SCANS) {
+        snprintf(c->msg, sizeof c->msg, "more than %d scans", MAX_JPEG_SCANS);
+        longjmp(c->jb, 1);
+    }
+}
+
 static bool jpeg_decode(jpeg_ctx *c, FILE *fp, long long file_size, bool probe_only, uint32_t *w, uint32_t *h)
 {
     jpeg_create_decompress(&c->cinfo);
+    c->cinfo.progress = &c->progress;
     jpeg_stdio_src(&c->cinfo, fp);
     jpeg_read_header(&c->cinfo, TRUE);
     *w = c->cinfo.image_width;
@@ -252,6 +267,7 @@ static splat_status run_jpeg(const char *path, FILE *fp, long long file_size, sp
     c->jerr.error_exit = jpeg_on_error;
     c->jerr.emit_message = jpeg_on_message;
     c->cinfo.client_data = c;
+    c->progress.progress_monitor = jpeg_on_progress;
     splat_status st = SPLAT_OK;
     if (setjmp(c->jb) == 0) {
         uint32_t w = 0, h = 0;

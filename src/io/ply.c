@@ -181,7 +181,7 @@ static bool parse_u64(const char *s, uint64_t *v)
 static splat_status read_header(const char *path, FILE *fp, ply_header *h, splat_error *err)
 {
     memset(h, 0, sizeof *h);
-    char line[512], *tok[8];
+    char line[4096], *tok[8];
     bool too_long, format_seen = false;
     int element = 0;         /* 0 none yet, 1 vertex, 2 an element after vertex (ignored) */
     bool seen[SLOT_COUNT] = {false};
