@@ -112,7 +112,7 @@ static splat_status read_count(const char *path, splat_cursor *c, size_t min_rec
 static splat_status cameras_bin(const char *path, splat_cursor *c, col_model *m, splat_error *err)
 {
     uint64_t n;
-    splat_status st = read_count(path, c, 24, "cameras", &n, err);
+    splat_status st = read_count(path, c, 24 + 3 * 8, "cameras", &n, err);
     if (st != SPLAT_OK) return st;
     if (!grow((void **)&m->cams, &m->cap_cams, n, sizeof *m->cams)) return oom(path, err);
     for (uint64_t i = 0; i < n; i++) {

@@ -50,8 +50,8 @@ static bool get_matrix(const cJSON *m, double out[16])
     return k == 16;
 }
 
-/* "./train/r_0" -> "train/r_0.png": relative to the json's folder, ".png" when there is no
- * extension (the Blender scenes leave it out). */
+/* "./train/r_0" -> "train/r_0.png": relative to the json's folder (unless absolute), ".png"
+ * when there is no extension (the Blender scenes leave it out). */
 static char *image_name(const char *file_path)
 {
     while (file_path[0] == '.' && file_path[1] == '/') file_path += 2;
@@ -93,7 +93,7 @@ static splat_status make_view(const char *path, const char *scene, uint32_t i, c
         if (!splat__finite_float(m[k]))
             return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: frame %u: \"transform_matrix\" is not finite", path, i);
     v->name = image_name(fp->valuestring);
-    v->image_path = v->name ? splat__path_join(scene, v->name) : NULL;
+    v->image_path = !v->name ? NULL : v->name[0] == '/' ? splat__strdup(v->name) : splat__path_join(scene, v->name);
     if (!v->image_path) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
     v->downsample = factor > 1 ? factor : 1;
     uint32_t w0, h0, w, h;
