@@ -276,8 +276,11 @@ SPLAT_TEST(io_fuzz_parsers)
             ok++;
         } else {
             failed++;
-            /* the message starts with a path inside what the parser was given */
-            T_CHECK(err.status == st && strncmp(err.msg, x->open, strlen(x->open)) == 0,
+            /* the message starts with a path inside what the parser was given (or, for a
+             * NeRF frame whose mutated file_path became absolute, with that path) */
+            bool named = strncmp(err.msg, x->open, strlen(x->open)) == 0 ||
+                         (x->kind == DATASET && err.msg[0] == '/' && strstr(err.msg, ": "));
+            T_CHECK(err.status == st && named,
                     "iteration %d, %s mutated: %s: \"%s\"", it, x->file, splat_status_str(st), err.msg);
         }
         t_write(x->file, x->orig, x->n);
