@@ -2,7 +2,7 @@
 # Installs what splatc needs to build and run on Debian/Ubuntu (only what is missing).
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config glslc libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
-      libpng-dev libjpeg-dev libcjson-dev)
+      libpng-dev libjpeg-dev libcjson-dev zlib1g-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

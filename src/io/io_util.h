@@ -1,0 +1,100 @@
+/* io internals shared by the readers and writers: whole-file reads, bounds-checked binary
+ * cursors, little-endian stores, paths and JSON parsing with positioned errors. */
+#ifndef SPLAT_IO_UTIL_H
+#define SPLAT_IO_UTIL_H
+
+#include <stdio.h>
+
+#include "io/io.h"
+
+typedef struct cJSON cJSON;
+
+/* Reads a whole file (refusing ones larger than `max_size`) into a buffer with one extra NUL
+ * byte after the content, so text parsers may treat it as a C string. Free with splat__free. */
+splat_status splat__read_file(const char *path, size_t max_size, char **data, size_t *size, splat_error *err);
+/* Parses a JSON file; a syntax error names the line and column. Free with cJSON_Delete. */
+splat_status splat__json_read(const char *path, cJSON **root, splat_error *err);
+/* Size of an open file in bytes, or -1. */
+long long splat__file_size(FILE *fp);
+
+/* "a/b", allocated; NULL when out of memory. */
+char *splat__path_join(const char *a, const char *b);
+bool splat__is_dir(const char *path);
+bool splat__is_file(const char *path);
+
+/* A bounds-checked cursor over bytes in memory; every read fails rather than run past the end. */
+typedef struct splat_cursor {
+    const uint8_t *p;
+    size_t size, pos;
+} splat_cursor;
+
+static inline size_t splat__cursor_left(const splat_cursor *c) { return c->size - c->pos; }
+
+static inline bool splat__cursor_bytes(splat_cursor *c, void *out, size_t n)
+{
+    if (splat__cursor_left(c) < n) return false;
+    if (out) memcpy(out, c->p + c->pos, n);
+    c->pos += n;
+    return true;
+}
+
+static inline bool splat__cursor_u32(splat_cursor *c, uint32_t *v)
+{
+    uint8_t b[4];
+    if (!splat__cursor_bytes(c, b, 4)) return false;
+    *v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    return true;
+}
+
+static inline bool splat__cursor_u64(splat_cursor *c, uint64_t *v)
+{
+    uint32_t lo, hi;
+    if (!splat__cursor_u32(c, &lo) || !splat__cursor_u32(c, &hi)) return false;
+    *v = (uint64_t)hi << 32 | lo;
+    return true;
+}
+
+static inline bool splat__cursor_f64(splat_cursor *c, double *v)
+{
+    uint64_t u;
+    if (!splat__cursor_u64(c, &u)) return false;
+    memcpy(v, &u, sizeof *v);
+    return true;
+}
+
+static inline void splat__store_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24);
+}
+
+static inline void splat__store_u64(uint8_t *p, uint64_t v)
+{
+    splat__store_u32(p, (uint32_t)v);
+    splat__store_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+static inline uint32_t splat__load_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Dataset loaders behind splat_dataset_load; `ds` is zeroed by the caller and freed by it on
+ * failure, so a loader may leave it partly filled. */
+splat_status splat__colmap_load(const char *model_dir, const splat_dataset_desc *desc, splat_dataset *ds,
+                                splat_error *err);
+splat_status splat__nerf_load(const splat_dataset_desc *desc, splat_dataset *ds, splat_error *err);
+/* Reads the size of a view's image from its header: (*w0, *h0) as stored, (*w, *h) after the
+ * view's downsampling (floor, at least 1). */
+splat_status splat__view_size(const splat_view *view, uint32_t *w0, uint32_t *h0, uint32_t *w, uint32_t *h,
+                              splat_error *err);
+/* Rotation matrix [3,3] row-major from a unit quaternion (w, x, y, z). */
+void splat__quat_to_mat(const double q[4], double R[9]);
+
+/* True when `d` is finite and stays finite as a float (values past FLT_MAX by less than half a
+ * float ulp round to FLT_MAX). */
+static inline bool splat__finite_float(double d) { return isfinite(d) && fabs(d) < 0x1.ffffffp+127; }
+
+/* Writes `n` bytes to an atomic file; a short write is an error naming the target. */
+splat_status splat__atomic_write(splat_atomic_file *f, const void *data, size_t n, splat_error *err);
+
+#endif
