@@ -214,6 +214,7 @@ SPLAT_TEST(raster_edge_empty_and_behind)
     check_background(img, &cam, &opts, "behind the camera");
     free(img);
     /* Zero opacity: a logit so low that no pixel reaches 1/255. */
+    splat_scene_free(&s);
     t_random_scene(&s, 300, &cam);
     for (uint32_t i = 0; i < s.count; i++) s.opacities[i] = (float)t_uniform(-40, -6);
     img = gpu_image_of(&s, &cam, &opts, true, 0, "zero opacity");
@@ -276,6 +277,7 @@ SPLAT_TEST(raster_edge_degenerate_scale)
         for (int k = 0; k < 3; k++) s.log_scales[3 * i + k] = (float)t_uniform(-32, -28);
     check_scene(&s, &cam, &opts, true, 0, "degenerate scale", NULL);
     /* Needles and discs: one or two axes degenerate, the others ordinary. */
+    splat_scene_free(&s);
     t_random_scene(&s, 50, &cam);
     for (uint32_t i = 0; i < s.count; i++)
         for (int k = 0; k < 3; k++)
