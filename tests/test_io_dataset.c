@@ -40,7 +40,7 @@ static void check_colmap(const t_colmap *m, const splat_dataset *ds, const char 
     memcpy(sorted, m->imgs, sizeof sorted);
     qsort(sorted, (size_t)m->n_imgs, sizeof sorted[0], cmp_img_name);
     for (uint32_t i = 0; i < ds->n_views; i++) {
-        const splat_view *v = &ds->views[i];
+        const splat_data_view *v = &ds->views[i];
         const t_img *im = &sorted[i];
         const t_cam *c = find_cam(m, im->camera_id);
         T_CHECK(strcmp(v->name, im->name) == 0, "view %u is %s, expected %s", i, v->name, im->name);
@@ -366,7 +366,7 @@ SPLAT_TEST(io_nerf_synthetic)
     T_REQUIRE(ds.kind == SPLAT_DATASET_NERF_SYNTHETIC && ds.has_alpha && ds.n_points == 0 && !ds.points);
     T_REQUIRE(ds.n_views == (uint32_t)(n_train + n_test), "%u views", ds.n_views);
     for (uint32_t k = 0; k < ds.n_views; k++) {
-        const splat_view *v = &ds.views[k];
+        const splat_data_view *v = &ds.views[k];
         bool test = k >= (uint32_t)n_train;
         int idx = test ? (int)k - n_train : (int)k;
         char name[64];

@@ -419,7 +419,7 @@ static int cmp_camera(const void *a, const void *b)
 
 static int cmp_view(const void *a, const void *b)
 {
-    return strcmp(((const splat_view *)a)->name, ((const splat_view *)b)->name);
+    return strcmp(((const splat_data_view *)a)->name, ((const splat_data_view *)b)->name);
 }
 
 /* The image folder for the requested factor: images_N/ when it exists, else images/ with the
@@ -449,7 +449,7 @@ static splat_status image_folder(const splat_dataset_desc *desc, char **folder, 
 }
 
 static splat_status make_view(const col_model *m, col_image *img, const char *images_path, const char *folder,
-                              uint32_t downsample, splat_view *v, splat_error *err)
+                              uint32_t downsample, splat_data_view *v, splat_error *err)
 {
     col_camera key = {.id = img->camera_id};
     const col_camera *cam = m->n_cams ? bsearch(&key, m->cams, m->n_cams, sizeof *m->cams, cmp_camera) : NULL;

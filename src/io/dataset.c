@@ -1,7 +1,7 @@
 /* io: dataset detection, the pieces COLMAP and NeRF-synthetic loading share, and freeing. */
 #include "io/io_util.h"
 
-splat_status splat__view_size(const splat_view *view, uint32_t *w0, uint32_t *h0, uint32_t *w, uint32_t *h,
+splat_status splat__view_size(const splat_data_view *view, uint32_t *w0, uint32_t *h0, uint32_t *w, uint32_t *h,
                               splat_error *err)
 {
     splat_status st = splat_image_probe(view->image_path, w0, h0, err);

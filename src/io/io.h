@@ -31,13 +31,13 @@ void splat_image_free(splat_image *img);
 
 /* ----------------------------------------------------------------------- datasets */
 
-typedef struct splat_view {
+typedef struct splat_data_view {
     char *name;              /* image file name relative to the image folder, e.g. "DSC_0001.JPG" */
     char *image_path;        /* path to open */
     splat_camera camera;     /* intrinsics scaled to the image's actual size */
     uint32_t downsample;     /* 1, or the factor to apply after loading when no images_N/ existed */
     bool is_test;            /* held out for evaluation */
-} splat_view;
+} splat_data_view;
 
 typedef enum splat_dataset_kind {
     SPLAT_DATASET_COLMAP = 1,
@@ -47,7 +47,7 @@ typedef enum splat_dataset_kind {
 typedef struct splat_dataset {
     splat_dataset_kind kind;
     uint32_t n_views;
-    splat_view *views;       /* [n_views] sorted by name (COLMAP); train then test (NeRF-synthetic) */
+    splat_data_view *views;       /* [n_views] sorted by name (COLMAP); train then test (NeRF-synthetic) */
     uint32_t n_points;       /* SfM points (0 for NeRF-synthetic) */
     float *points;           /* [P,3] */
     uint8_t *point_colors;   /* [P,3] */

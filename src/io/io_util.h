@@ -85,7 +85,7 @@ splat_status splat__colmap_load(const char *model_dir, const splat_dataset_desc 
 splat_status splat__nerf_load(const splat_dataset_desc *desc, splat_dataset *ds, splat_error *err);
 /* Reads the size of a view's image from its header: (*w0, *h0) as stored, (*w, *h) after the
  * view's downsampling (floor, at least 1). */
-splat_status splat__view_size(const splat_view *view, uint32_t *w0, uint32_t *h0, uint32_t *w, uint32_t *h,
+splat_status splat__view_size(const splat_data_view *view, uint32_t *w0, uint32_t *h0, uint32_t *w, uint32_t *h,
                               splat_error *err);
 /* Rotation matrix [3,3] row-major from a unit quaternion (w, x, y, z). */
 void splat__quat_to_mat(const double q[4], double R[9]);

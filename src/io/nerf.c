@@ -79,7 +79,7 @@ static bool invert3(const double M[9], double inv[9])
 }
 
 static splat_status make_view(const char *path, const char *scene, uint32_t i, const cJSON *frame, const cJSON *root,
-                              uint32_t factor, splat_view *v, splat_error *err)
+                              uint32_t factor, splat_data_view *v, splat_error *err)
 {
     if (!cJSON_IsObject(frame)) return splat__fail(err, SPLAT_ERR_FORMAT, "%s: frame %u is not an object", path, i);
     const cJSON *fp = cJSON_GetObjectItemCaseSensitive(frame, "file_path");
@@ -171,7 +171,7 @@ static splat_status load_split(const splat_dataset_desc *desc, const char *json_
         st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: too many frames", path);
         goto done;
     }
-    splat_view *views = splat__realloc(ds->views, bytes);
+    splat_data_view *views = splat__realloc(ds->views, bytes);
     if (!views) {
         st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
         goto done;
@@ -182,7 +182,7 @@ static splat_status load_split(const splat_dataset_desc *desc, const char *json_
     const cJSON *frame;
     cJSON_ArrayForEach(frame, frames)
     {
-        splat_view *v = &ds->views[ds->n_views++];
+        splat_data_view *v = &ds->views[ds->n_views++];
         v->is_test = is_test;
         st = make_view(path, desc->path, i++, frame, root, desc->images_factor, v, err);
         if (st != SPLAT_OK) goto done;
