@@ -107,6 +107,148 @@ splat_status splat_scene_init(splat_scene *scene, uint32_t capacity, splat_error
 splat_status splat_scene_reserve(splat_scene *scene, uint32_t capacity, splat_error *err);
 void splat_scene_free(splat_scene *scene);
 
+/* ------------------------------------------------------------------- devices */
+
+typedef struct splat_device_info {
+    uint32_t index;                  /* what --device / SPLAT_DEVICE take */
+    char name[256];
+    char driver[512];
+    const char *type;                /* "discrete", "integrated", "virtual", "cpu", "other" */
+    uint32_t subgroup_size;
+    uint64_t memory_bytes;           /* largest device-local heap */
+    uint64_t max_storage_range;      /* largest storage-buffer binding */
+    bool unified_memory;
+    bool float_atomics;
+    bool fp16_storage;
+} splat_device_info;
+
+/* Lists the Vulkan devices: infos [max]; *count is how many exist (may exceed max). */
+splat_status splat_devices(splat_device_info *infos, uint32_t max, uint32_t *count, splat_error *err);
+
+/* ------------------------------------------------------------------- context */
+
+/* A device and everything splatc keeps on it (pipelines, the stream). One thread at a time. */
+typedef struct splat_ctx splat_ctx;
+
+typedef struct splat_ctx_desc {
+    bool choose_device;              /* false: the best device (discrete > integrated > virtual > CPU), or SPLAT_DEVICE */
+    uint32_t device_index;
+    bool validation;                 /* Vulkan validation layers (also SPLAT_VALIDATE=1) */
+} splat_ctx_desc;
+
+splat_status splat_ctx_init(splat_ctx **ctx, const splat_ctx_desc *desc, splat_error *err);
+void splat_ctx_free(splat_ctx *ctx);
+/* The device the context runs on. */
+void splat_ctx_device(const splat_ctx *ctx, splat_device_info *info);
+/* Device memory splatc has allocated: now, and the most at any time so far. */
+void splat_ctx_memory(const splat_ctx *ctx, uint64_t *in_use, uint64_t *peak);
+/* Renders a small random scene on the GPU and on the CPU reference and compares them;
+ * *max_error is the largest difference of a pixel value. */
+splat_status splat_ctx_selfcheck(splat_ctx *ctx, double *max_error, splat_error *err);
+
+/* ----------------------------------------------------------------- rendering */
+
+typedef struct splat_render_desc {
+    uint32_t sh_degree;              /* active SH degree (clamped to 3) */
+    float background[3];
+    uint32_t max_gaussians_per_tile; /* 0 = unlimited */
+} splat_render_desc;
+
+/* Renders `scene` from each camera: images [n] of [H,W,3] floats in camera order, each
+ * allocated here (free with splat_free). Immediate mode: the stream commits adaptively while it
+ * encodes and waits at the end. */
+splat_status splat_render(splat_ctx *ctx, const splat_scene *scene, const splat_camera *cams, uint32_t n,
+                          const splat_render_desc *desc, float **images, splat_error *err);
+void splat_free(void *ptr);
+
+/* ------------------------------------------------------------------ training */
+
+typedef struct splat_train_progress {
+    uint32_t step, steps;            /* steps done, of the run */
+    float loss;                      /* of the latest retired iteration */
+    float psnr;                      /* of that iteration's training view */
+    uint32_t n_gaussians;
+    double iters_per_sec;            /* over the run so far */
+    double eta_sec;
+} splat_train_progress;
+
+typedef struct splat_train_desc {
+    const char *data;                /* scene folder: COLMAP or NeRF-synthetic */
+    uint32_t images_factor;          /* images_N/ (or images/ downsampled by N) */
+    bool eval;                       /* hold out every 8th image (COLMAP; NeRF-synthetic has its own test split) */
+    uint32_t steps;                  /* 0: 30000 */
+    uint32_t sh_degree;              /* 0: 3. Use SPLAT_SH_DEGREE_0 to train degree 0 only */
+    uint32_t max_gaussians_per_tile; /* 0 = unlimited */
+    bool white_background;           /* else black (NeRF-synthetic defaults to white) */
+    bool random_background;          /* a random background colour every step */
+    uint64_t seed;
+    uint32_t init_points;            /* random initialisation when the scene has no points: 0 = 100000 */
+    const char *init_ply;            /* start from these Gaussians instead (evaluation, fine-tuning) */
+    /* Called every progress_ms (0: 250) from the training thread. */
+    void (*progress)(void *user, const splat_train_progress *p);
+    void *progress_user;
+    uint32_t progress_ms;
+} splat_train_desc;
+
+#define SPLAT_SH_DEGREE_0 0xffffffffu
+
+typedef struct splat_trainer splat_trainer;
+
+/* Loads the dataset, initialises the Gaussians and uploads everything (training images stay on
+ * the GPU, or are streamed from host memory when they do not fit). */
+splat_status splat_trainer_init(splat_trainer **trainer, splat_ctx *ctx, const splat_train_desc *desc,
+                                 splat_error *err);
+/* Runs training steps until `until_step` (or the end of the run). */
+splat_status splat_trainer_run(splat_trainer *t, uint32_t until_step, splat_error *err);
+uint32_t splat_trainer_step(const splat_trainer *t);
+
+typedef struct splat_eval_result {
+    uint32_t n_views;
+    double psnr, ssim, l1;           /* means over the test views */
+    double seconds;
+} splat_eval_result;
+
+/* Renders every test view (every training view when there are none), computes PSNR and SSIM,
+ * and when render_dir is not NULL writes each render as a PNG there. */
+splat_status splat_trainer_eval(splat_trainer *t, const char *render_dir, splat_eval_result *res, splat_error *err);
+/* The current Gaussians (a copy the caller frees with splat_scene_free). */
+splat_status splat_trainer_scene(splat_trainer *t, splat_scene *scene, splat_error *err);
+/* Checkpoints: parameters, Adam state, statistics and the step; resuming on the same device
+ * continues bit for bit as if the run had not stopped. */
+splat_status splat_trainer_save(splat_trainer *t, const char *path, splat_error *err);
+splat_status splat_trainer_resume(splat_trainer *t, const char *path, splat_error *err);
+void splat_trainer_free(splat_trainer *t);
+
+/* ------------------------------------------------------------------ files */
+
+/* Reads and writes Gaussians in the PLY layout standard viewers use (binary little-endian:
+ * x y z, nx ny nz, f_dc_0..2, f_rest_* channel-major, opacity, scale_0..2, rot_0..3).
+ * Writing is atomic. */
+splat_status splat_scene_load_ply(const char *path, splat_scene *scene, splat_error *err);
+splat_status splat_scene_save_ply(const char *path, const splat_scene *scene, splat_error *err);
+
+/* Writes `size` bytes atomically (a temporary file beside `path`, then a rename). */
+splat_status splat_write_file(const char *path, const void *data, size_t size, splat_error *err);
+/* Writes an 8-bit PNG of rgb [H,W,3] (clamped to [0, 1]) and, when alpha is not NULL, alpha
+ * [H,W]. Atomic. */
+splat_status splat_write_png(const char *path, const float *rgb, const float *alpha, uint32_t width, uint32_t height,
+                             splat_error *err);
+/* Reads cameras (splatc's cameras.json or the original 3DGS one): *cams [n] freed with splat_free. */
+splat_status splat_read_cameras(const char *path, splat_camera **cams, uint32_t *n, splat_error *err);
+
+/* ------------------------------------------------------------------ demo */
+
+typedef struct splat_demo_desc {
+    uint32_t width, height;          /* 0: 128 x 128 */
+    uint32_t n_train, n_test;        /* 0: 48 and 8 */
+} splat_demo_desc;
+
+/* Writes a small NeRF-synthetic scene into `dir` (created if missing): a procedural object made
+ * of Gaussians, rendered by splatc itself from cameras on a sphere (RGBA PNG, transparent
+ * background) with transforms_train.json and transforms_test.json. The ground truth it was
+ * rendered from is written as dir/ground_truth.ply. */
+splat_status splat_make_demo(splat_ctx *ctx, const char *dir, const splat_demo_desc *desc, splat_error *err);
+
 #ifdef __cplusplus
 }
 #endif

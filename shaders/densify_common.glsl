@@ -1,0 +1,60 @@
+// The decisions of gsplat's default strategy (docs/TRAIN.md "Densification"), shared by the
+// marking and the applying kernel so they can never disagree.
+#ifndef SPLAT_DENSIFY_COMMON_GLSL
+#define SPLAT_DENSIFY_COMMON_GLSL
+
+#define GROW_GRAD2D 0.0002
+#define GROW_SCALE3D 0.01
+#define PRUNE_OPA 0.005
+#define PRUNE_SCALE3D 0.1
+#define PRUNE_LARGE_AFTER 3000u
+#define SPLIT_SHRINK 1.6
+
+struct Decision {
+    uint keep;   // 1: the Gaussian stays
+    uint clone;  // 1: a copy is appended
+    uint split;  // 2: two children are appended (the Gaussian itself goes); 0 otherwise
+    bool grew_clone, grew_split;  // decisions before pruning (for the report)
+};
+
+Decision decide(vec4 stats, vec3 log_scale, float opacity_logit, float scene_scale, uint step)
+{
+    float avg = stats.x / max(stats.y, 1.0);
+    bool high = avg > float(GROW_GRAD2D);
+    float max_scale = exp(max(log_scale.x, max(log_scale.y, log_scale.z)));
+    bool small = max_scale <= float(GROW_SCALE3D) * scene_scale;
+    bool transparent = 1.0 / (1.0 + exp(-opacity_logit)) < float(PRUNE_OPA);
+    bool large_rule = step > PRUNE_LARGE_AFTER;
+    bool prune_self = transparent || (large_rule && max_scale > float(PRUNE_SCALE3D) * scene_scale);
+    bool prune_child = transparent || (large_rule && max_scale / float(SPLIT_SHRINK) > float(PRUNE_SCALE3D) * scene_scale);
+    Decision d;
+    d.grew_clone = high && small;
+    d.grew_split = high && !small;
+    d.keep = (!d.grew_split && !prune_self) ? 1u : 0u;
+    d.clone = (d.grew_clone && !prune_self) ? 1u : 0u;
+    d.split = (d.grew_split && !prune_child) ? 2u : 0u;
+    return d;
+}
+
+// Counter-based normal samples of a split (docs/TRAIN.md).
+uint pcg_hash(uint x)
+{
+    uint state = x * 747796405u + 2891336453u;
+    uint word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
+    return (word >> 22u) ^ word;
+}
+
+float rng_uniform(uint seed, uint i, uint k)
+{
+    return float(pcg_hash(pcg_hash(pcg_hash(seed) ^ i) ^ k) >> 8u) * (1.0 / 16777216.0) + (1.0 / 33554432.0);
+}
+
+vec2 rng_normal_pair(uint seed, uint i, uint j)
+{
+    float u1 = rng_uniform(seed, i, 2u * j), u2 = rng_uniform(seed, i, 2u * j + 1u);
+    float r = sqrt(-2.0 * log(u1));
+    float a = 6.283185307179586 * u2;
+    return vec2(r * cos(a), r * sin(a));
+}
+
+#endif

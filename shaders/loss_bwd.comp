@@ -1,0 +1,68 @@
+#version 450
+// Loss, second pass: dL/dx per pixel. The L1 part is local; the SSIM part gathers, from every
+// valid window that covers the pixel, the window weight times the derivative with respect to
+// the window's moments (maps from loss_fwd): G * d_mu + 2 x (G * d_xx) + y (G * d_xy).
+#include "common.glsl"
+#include "train_types.h"
+#include "train_common.glsl"
+
+layout(local_size_x = 16, local_size_y = 16) in;
+
+layout(std430, binding = 0) readonly buffer FrameBuf { splat_frame frame; };
+layout(std430, binding = 1) readonly buffer Slots { splat_train_slot slots[]; };
+layout(std430, binding = 2) readonly buffer Views { splat_train_view views[]; };
+layout(std430, binding = 3) readonly buffer Images { uint pixels[]; };
+layout(std430, binding = 4) readonly buffer OutRGBT { vec4 out_rgbt[]; };
+layout(std430, binding = 5) readonly buffer Maps { vec4 maps[]; };          // [H,W,3]
+layout(std430, binding = 6) writeonly buffer GradImg { vec4 grad_img[]; };  // [H,W] dL/drgb, dL/dalpha
+layout(push_constant) uniform Push { splat_train_push pc; };
+
+const uint T = 16u, R = 5u, S = 26u;
+shared vec3 s_m[S * S];          // the three maps of one channel
+shared vec3 s_h[S * T];
+
+void main()
+{
+    uint W = frame.cam.width, H = frame.cam.height;
+    uvec2 org = gl_WorkGroupID.xy * T;
+    uvec2 q = org + gl_LocalInvocationID.xy;
+    uint tid = gl_LocalInvocationIndex;
+    bool inside = q.x < W && q.y < H;
+    splat_train_slot slot = slots[pc.slot];
+    uint base = slot.image_base + views[slot.view].image_offset;
+    vec3 bg = vec3(frame.background[0], frame.background[1], frame.background[2]);
+    vec3 x = vec3(0.0), y = vec3(0.0);
+    if (inside) {
+        x = out_rgbt[q.y * W + q.x].rgb;
+        y = gt_pixel(pixels[base + q.y * W + q.x], bg);
+    }
+    float lambda = float(SPLAT_LOSS_LAMBDA);
+    float n_pix = float(W) * float(H) * 3.0;
+    float n_ssim = W >= 11u && H >= 11u ? float(W - 10u) * float(H - 10u) * 3.0 : 0.0;
+    vec3 grad = (1.0 - lambda) / n_pix * sign(x - y);
+    for (uint c = 0u; c < 3u && n_ssim > 0.0; c++) {
+        barrier();
+        for (uint k = tid; k < S * S; k += 256u) {
+            uint ly = k / S, lx = k - ly * S;
+            int gx = int(org.x + lx) - int(R), gy = int(org.y + ly) - int(R);
+            vec3 m = vec3(0.0);
+            if (gx >= 0 && gy >= 0 && gx < int(W) && gy < int(H)) {
+                uint pi = uint(gy) * W + uint(gx);
+                m = vec3(maps[3u * pi][c], maps[3u * pi + 1u][c], maps[3u * pi + 2u][c]);
+            }
+            s_m[k] = m;
+        }
+        barrier();
+        for (uint k = tid; k < S * T; k += 256u) {
+            uint row = k / T, col = k - row * T;
+            vec3 a = vec3(0.0);
+            for (uint w = 0u; w < 11u; w++) a += SSIM_G[w] * s_m[row * S + col + w];
+            s_h[k] = a;
+        }
+        barrier();
+        vec3 gm = vec3(0.0);
+        for (uint w = 0u; w < 11u; w++) gm += SSIM_G[w] * s_h[(gl_LocalInvocationID.y + w) * T + gl_LocalInvocationID.x];
+        grad[c] -= lambda / n_ssim * (gm.x + 2.0 * x[c] * gm.y + y[c] * gm.z);
+    }
+    if (inside) grad_img[q.y * W + q.x] = vec4(grad, 0.0);
+}

@@ -1,0 +1,19 @@
+#version 450
+// Opacity reset (docs/TRAIN.md): opacity = min(opacity, 0.01), and the opacity moments to 0.
+#include "common.glsl"
+#include "train_types.h"
+
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) buffer Opac { float opacities[]; };
+layout(std430, binding = 1) buffer MVOpac { float mv_opac[]; };  // [N,2]
+layout(push_constant) uniform Push { splat_train_push pc; };
+
+void main()
+{
+    uint i = splat_global_id();
+    if (i >= pc.n) return;
+    const float logit_001 = -4.59511985013459;  // log(0.01 / 0.99)
+    opacities[i] = min(opacities[i], logit_001);
+    mv_opac[2u * i] = 0.0;
+    mv_opac[2u * i + 1u] = 0.0;
+}

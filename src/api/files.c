@@ -1,0 +1,42 @@
+/* Public file helpers: thin wrappers over io for callers of the public API (the CLI). */
+#include <stdio.h>
+
+#include "io/io.h"
+
+splat_status splat_write_file(const char *path, const void *data, size_t size, splat_error *err)
+{
+    splat_atomic_file f;
+    splat_status st = splat__atomic_open(&f, path, err);
+    if (st != SPLAT_OK) return st;
+    if (size && fwrite(data, 1, size, (FILE *)f.fp) != size) {
+        splat__atomic_abort(&f);
+        return splat__fail(err, SPLAT_ERR_IO, "%s: write failed", path);
+    }
+    return splat__atomic_commit(&f, err);
+}
+
+splat_status splat_write_png(const char *path, const float *rgb, const float *alpha, uint32_t width, uint32_t height,
+                             splat_error *err)
+{
+    size_t n = (size_t)width * height;
+    splat_image im = {width, height, splat__malloc(n * 4)};
+    if (!im.rgba) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
+    for (size_t p = 0; p < n; p++) {
+        for (int c = 0; c < 3; c++) im.rgba[4 * p + c] = (uint8_t)lrintf(255.0f * fminf(fmaxf(rgb[3 * p + c], 0.0f), 1.0f));
+        im.rgba[4 * p + 3] = alpha ? (uint8_t)lrintf(255.0f * fminf(fmaxf(alpha[p], 0.0f), 1.0f)) : 255;
+    }
+    splat_status st = splat_image_save_png(path, &im, alpha ? 4 : 3, err);
+    splat__free(im.rgba);
+    return st;
+}
+
+splat_status splat_read_cameras(const char *path, splat_camera **cams, uint32_t *n, splat_error *err)
+{
+    char **names = NULL;
+    splat_status st = splat_cameras_read(path, cams, &names, n, err);
+    if (st == SPLAT_OK && names) {
+        for (uint32_t k = 0; k < *n; k++) splat__free(names[k]);
+        splat__free(names);
+    }
+    return st;
+}
