@@ -505,8 +505,8 @@ SPLAT_TEST(ref_train_rng_normals)
 
 /* ------------------------------------------------------------------------ refine */
 
-/* What a crafted Gaussian is built to do. Margins: average gradient <= 1e-4 (low) or >= 4e-4
- * (high) against 2e-4; max scale <= 0.005 (small), 0.02..0.06 (medium), 0.11..0.15 (big: its
+/* What a crafted Gaussian is built to do. Margins: average gradient <= 1.6e-4 (low) or >= 4e-4
+ * (high) against 2e-4 (a quarter of the counts are 0, where the average is grad2d itself); max scale <= 0.005 (small), 0.02..0.06 (medium), 0.11..0.15 (big: its
  * split children, / 1.6, are 0.069..0.094) or 0.2..0.5 (huge: children >= 0.125), times the
  * scene scale, against 0.01 and 0.1; opacity >= 0.076 or <= 0.0025 against 0.005. */
 typedef enum cls {
@@ -554,8 +554,8 @@ static bool crafted_init(crafted *cr, uint32_t n)
     for (uint32_t i = 0; i < n; i++) {
         cls c = cr->cls[i] = (cls)rand_u32(0, C_COUNT - 1);
         bool high = c == C_CLONE || c == C_CLONE_PRUNE || cls_split(c);
-        double avg = high ? t_uniform(4e-4, 1e-2) : t_uniform(0, 1e-4);
-        uint32_t cnt = rand_u32(0, 40);
+        double avg = high ? t_uniform(4e-4, 1e-2) : t_uniform(0, 1.6e-4);
+        uint32_t cnt = rand_u32(0, 3) == 0 ? 0 : rand_u32(1, 40);
         cr->count[i] = (float)cnt;
         cr->grad2d[i] = (float)(avg * (cnt ? cnt : 1));
         double smax;
