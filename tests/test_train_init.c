@@ -143,13 +143,19 @@ SPLAT_TEST(train_init_knn_brute)
 SPLAT_TEST(train_init_duplicates)
 {
     /* Few distinct positions, each repeated many times: most points see only zeros, so the
-     * smallest positive distance must come from the positive-only queries. Then a scene of
-     * identical points: no positive distance at all, every scale the default log(0.01). */
-    uint32_t distinct = rand_u32(2, 12), n = rand_u32(200, 1500);
+     * smallest positive distance must come from the positive-only queries, one per position.
+     * The closest pair is made to include the position of largest x, so that the position a
+     * sort by coordinates puts first is not the one that finds it. Then a scene of identical
+     * points: no positive distance at all, every scale the default log(0.01). */
+    uint32_t distinct = rand_u32(3, 12), n = rand_u32(200, 1500);
     float *p = malloc(sizeof(float) * 3 * n), pos[12][3];
     T_REQUIRE(p);
-    for (uint32_t d = 0; d < distinct; d++)
+    uint32_t right = 0;
+    for (uint32_t d = 0; d + 1 < distinct; d++) {
         for (int a = 0; a < 3; a++) pos[d][a] = (float)t_uniform(-5, 5);
+        if (pos[d][0] > pos[right][0]) right = d;
+    }
+    for (int a = 0; a < 3; a++) pos[distinct - 1][a] = pos[right][a] + (float)t_uniform(-0.02, 0.02);
     for (uint32_t i = 0; i < n; i++) memcpy(p + i * 3, pos[i < distinct ? i : rand_u32(0, distinct - 1)], 12);
     splat_scene s;
     splat_error err = {0};
