@@ -802,3 +802,53 @@ SPLAT_TEST(ref_train_opacity_reset)
     free(before);
     splat_scene_free(&s);
 }
+
+/* Allocation number g_fail_at (0-based) and every later one fail. */
+static int g_fail_at = -1;
+static void *failing_alloc(void *user, size_t size)
+{
+    (void)user;
+    if (g_fail_at == 0) return NULL;
+    if (g_fail_at > 0) g_fail_at--;
+    return malloc(size ? size : 1);
+}
+static void *failing_realloc(void *user, void *p, size_t size)
+{
+    (void)user;
+    if (g_fail_at == 0) return NULL;
+    if (g_fail_at > 0) g_fail_at--;
+    return realloc(p, size ? size : 1);
+}
+static void plain_free(void *user, void *p)
+{
+    (void)user;
+    free(p);
+}
+
+SPLAT_TEST(ref_train_refine_out_of_memory)
+{
+    /* Each allocation in turn fails until one run succeeds: out-of-memory with a message, out
+     * left empty, nothing leaked (ASan checks that part). */
+    crafted cr;
+    bool built = crafted_init(&cr, rand_u32(10, 50));
+    T_REQUIRE(built);
+    bool done = false;
+    for (int at = 0; at < 32 && !done; at++) {
+        g_fail_at = at;
+        splat_set_allocator(&(splat_allocator){failing_alloc, failing_realloc, plain_free, NULL});
+        splat_ref_refine_out out;
+        splat_error err = {0};
+        splat_status st = splat_ref_refine(&cr.scene, cr.grad2d, cr.count, 600, cr.scene_scale, 1, &out, &err);
+        splat_set_allocator(NULL);
+        g_fail_at = -1;
+        done = st == SPLAT_OK;
+        if (!done)
+            T_CHECK(st == SPLAT_ERR_OUT_OF_HOST_MEMORY && strstr(err.msg, "out of host memory") && !out.src &&
+                        !out.scene.means,
+                    "fault at allocation %d: %s: %s", at, splat_status_str(st), err.msg);
+        else T_CHECK(at >= 8, "succeeded with only %d allocations", at); /* grow, 5 scene arrays, src, kind */
+        splat_ref_refine_out_free(&out);
+    }
+    T_CHECK(done, "never succeeded");
+    crafted_free(&cr);
+}

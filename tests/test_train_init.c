@@ -277,3 +277,58 @@ SPLAT_TEST(train_init_errors)
     err = (splat_error){0};
     T_CHECK(splat__init_random(&s, 0, 1.3, 1, &err) == SPLAT_ERR_INVALID_ARG && s.count == 0);
 }
+
+/* Allocation number g_fail_at (0-based) and every later one fail. */
+static int g_fail_at = -1;
+static void *failing_alloc(void *user, size_t size)
+{
+    (void)user;
+    if (g_fail_at == 0) return NULL;
+    if (g_fail_at > 0) g_fail_at--;
+    return malloc(size ? size : 1);
+}
+static void *failing_realloc(void *user, void *p, size_t size)
+{
+    (void)user;
+    if (g_fail_at == 0) return NULL;
+    if (g_fail_at > 0) g_fail_at--;
+    return realloc(p, size ? size : 1);
+}
+static void plain_free(void *user, void *p)
+{
+    (void)user;
+    free(p);
+}
+
+SPLAT_TEST(train_init_out_of_memory)
+{
+    /* Each allocation in turn fails (duplicates included, so the positive-only pass allocates
+     * too) until one run succeeds: out-of-memory with a message, the scene freed, nothing leaked
+     * (ASan checks that part). */
+    uint32_t n = rand_u32(20, 200);
+    float *p = malloc(sizeof(float) * 3 * n);
+    T_REQUIRE(p);
+    for (uint32_t k = 0; k < 3 * n; k++) p[k] = (float)t_uniform(-1, 1);
+    for (uint32_t k = 0; k < 5; k++) memcpy(p + 3 * (k + 1), p, 12); /* a point with 5 copies */
+    bool done = false;
+    for (int at = 0; at < 64 && !done; at++) {
+        g_fail_at = at;
+        splat_set_allocator(&(splat_allocator){failing_alloc, failing_realloc, plain_free, NULL});
+        splat_scene s;
+        splat_error err = {0};
+        splat_status st = splat__init_from_points(&s, p, NULL, n, &err);
+        splat_set_allocator(NULL);
+        g_fail_at = -1;
+        done = st == SPLAT_OK;
+        if (!done) {
+            T_CHECK(st == SPLAT_ERR_OUT_OF_HOST_MEMORY && strstr(err.msg, "out of host memory"),
+                    "fault at allocation %d: %s: %s", at, splat_status_str(st), err.msg);
+            T_CHECK(s.means == NULL && s.count == 0, "fault at allocation %d left a scene", at);
+        } else {
+            T_CHECK(at >= 11, "succeeded with only %d allocations", at); /* 5 for the scene, 7 for the tree */
+        }
+        splat_scene_free(&s);
+    }
+    T_CHECK(done, "never succeeded");
+    free(p);
+}
