@@ -1,0 +1,208 @@
+/* ref/densify.c: densification of docs/TRAIN.md (gsplat DefaultStrategy with its defaults):
+ * the schedule, one refine (clone, split, prune) in splatc's row order, the opacity reset, and
+ * the counter-based generator of the split samples. */
+#include "ref/ref_train.h"
+
+#define SH_FLOATS (SPLAT_SH_COEFFS * 3)
+
+/* ------------------------------------------------------------------------ schedule */
+
+bool splat_ref_refine_due(uint32_t step)
+{
+    return step < SPLAT_REF_REFINE_STOP && step > SPLAT_REF_REFINE_START && step % SPLAT_REF_REFINE_EVERY == 0;
+}
+
+/* gsplat returns from step_post_backward at step >= refine_stop_iter before either action, so
+ * the reset stops with refining (TRAIN.md: "while s < 15000"). */
+bool splat_ref_reset_due(uint32_t step)
+{
+    return step < SPLAT_REF_REFINE_STOP && step > 0 && step % SPLAT_REF_RESET_EVERY == 0;
+}
+
+/* ------------------------------------------------------------------ random numbers */
+
+uint32_t splat_ref_hash(uint32_t x)
+{
+    uint32_t state = x * 747796405u + 2891336453u;
+    uint32_t word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
+    return (word >> 22u) ^ word;
+}
+
+double splat_ref_uniform(uint32_t seed, uint32_t i, uint32_t k)
+{
+    uint32_t h = splat_ref_hash(splat_ref_hash(splat_ref_hash(seed) ^ i) ^ k);
+    return (double)(h >> 8) * 0x1.0p-24 + 0x1.0p-25;
+}
+
+void splat_ref_split_normals(uint32_t seed, uint32_t i, double out[6])
+{
+    const double two_pi = 6.283185307179586476925;
+    for (uint32_t j = 0; j < 3; j++) {
+        double u1 = splat_ref_uniform(seed, i, 2 * j), u2 = splat_ref_uniform(seed, i, 2 * j + 1);
+        double r = sqrt(-2 * log(u1));
+        out[2 * j] = r * cos(two_pi * u2);
+        out[2 * j + 1] = r * sin(two_pi * u2);
+    }
+}
+
+/* ------------------------------------------------------------------------- refine */
+
+/* One Gaussian's parameters as stored (float). */
+typedef struct row {
+    float mean[3], log_scale[3], quat[4], opacity, sh[SH_FLOATS];
+} row;
+
+static void load_row(const splat_scene *s, uint32_t i, row *r)
+{
+    memcpy(r->mean, s->means + (size_t)i * 3, sizeof r->mean);
+    memcpy(r->log_scale, s->log_scales + (size_t)i * 3, sizeof r->log_scale);
+    memcpy(r->quat, s->quats + (size_t)i * 4, sizeof r->quat);
+    r->opacity = s->opacities[i];
+    memcpy(r->sh, s->sh + (size_t)i * SH_FLOATS, sizeof r->sh);
+}
+
+static void store_row(splat_scene *s, uint32_t i, const row *r)
+{
+    memcpy(s->means + (size_t)i * 3, r->mean, sizeof r->mean);
+    memcpy(s->log_scales + (size_t)i * 3, r->log_scale, sizeof r->log_scale);
+    memcpy(s->quats + (size_t)i * 4, r->quat, sizeof r->quat);
+    s->opacities[i] = r->opacity;
+    memcpy(s->sh + (size_t)i * SH_FLOATS, r->sh, sizeof r->sh);
+}
+
+static double max_scale(const float log_scale[3])
+{
+    return fmax(exp((double)log_scale[0]), fmax(exp((double)log_scale[1]), exp((double)log_scale[2])));
+}
+
+/* Child c of the split of r (input row i): mean + Rq(q/|q|) (exp(s) * z_c), log(exp(s) / 1.6),
+ * the rest copied. A zero quaternion rotates by the identity, as gsplat's F.normalize (which
+ * leaves 0 at 0) followed by its quaternion-to-matrix formula does. */
+static void split_child(row *r, uint32_t seed, uint32_t i, int c)
+{
+    double z[6];
+    splat_ref_split_normals(seed, i, z);
+    double q[4] = {r->quat[0], r->quat[1], r->quat[2], r->quat[3]};
+    double n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+    double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    if (n2 > 0) {
+        double len = sqrt(n2), w = q[0] / len, x = q[1] / len, y = q[2] / len, zq = q[3] / len;
+        R[0] = 1 - 2 * (y * y + zq * zq), R[1] = 2 * (x * y - w * zq), R[2] = 2 * (x * zq + w * y);
+        R[3] = 2 * (x * y + w * zq), R[4] = 1 - 2 * (x * x + zq * zq), R[5] = 2 * (y * zq - w * x);
+        R[6] = 2 * (x * zq - w * y), R[7] = 2 * (y * zq + w * x), R[8] = 1 - 2 * (x * x + y * y);
+    }
+    double s[3], mean[3];
+    for (int k = 0; k < 3; k++) s[k] = exp((double)r->log_scale[k]);
+    for (int k = 0; k < 3; k++) {
+        double acc = r->mean[k];
+        for (int l = 0; l < 3; l++) acc += R[k * 3 + l] * s[l] * z[3 * c + l];
+        mean[k] = acc;
+    }
+    for (int k = 0; k < 3; k++) {
+        r->mean[k] = (float)mean[k];
+        r->log_scale[k] = (float)log(s[k] / SPLAT_REF_SPLIT_SHRINK);
+    }
+}
+
+static bool pruned(const row *r, uint32_t step, double scene_scale)
+{
+    double opacity = 1 / (1 + exp(-(double)r->opacity));
+    if (opacity < SPLAT_REF_PRUNE_OPA) return true;
+    return step > SPLAT_REF_RESET_EVERY && max_scale(r->log_scale) > SPLAT_REF_PRUNE_SCALE3D * scene_scale;
+}
+
+enum { GROW_NONE, GROW_CLONE, GROW_SPLIT };
+
+splat_status splat_ref_refine(const splat_scene *in, const float *grad2d, const float *count, uint32_t step,
+                              double scene_scale, uint32_t run_seed, splat_ref_refine_out *out,
+                              splat_error *err)
+{
+    SPLAT_ASSERT(in && out && (in->count == 0 || (grad2d && count)));
+    memset(out, 0, sizeof *out);
+    splat_status st = SPLAT_OK;
+    uint32_t n = in->count;
+    uint8_t *grow = splat__calloc(n ? n : 1, 1);
+    if (!grow) {
+        st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "ref refine of %u Gaussians: out of host memory", n);
+        goto fail;
+    }
+
+    /* Classify every existing Gaussian. */
+    for (uint32_t i = 0; i < n; i++) {
+        double avg = (double)grad2d[i] / fmax((double)count[i], 1);
+        if (!(avg > SPLAT_REF_GROW_GRAD2D)) continue;
+        row r;
+        load_row(in, i, &r);
+        bool small = max_scale(r.log_scale) <= SPLAT_REF_GROW_SCALE3D * scene_scale;
+        grow[i] = small ? GROW_CLONE : GROW_SPLIT;
+        if (small) out->n_clone++;
+        else out->n_split++;
+    }
+    uint64_t grown = (uint64_t)n + out->n_clone + out->n_split;
+    if (grown > UINT32_MAX) {
+        st = splat__fail(err, SPLAT_ERR_LIMIT, "ref refine: %llu Gaussians after growing exceed 2^32 - 1",
+                         (unsigned long long)grown);
+        goto fail;
+    }
+    st = splat_scene_init(&out->scene, (uint32_t)grown, err);
+    if (st != SPLAT_OK) goto fail;
+    out->scene.sh_degree = in->sh_degree;
+    out->src = splat__malloc(sizeof(uint32_t) * (grown ? grown : 1));
+    out->kind = splat__malloc(grown ? grown : 1);
+    if (!out->src || !out->kind) {
+        st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "ref refine of %u Gaussians: out of host memory", n);
+        goto fail;
+    }
+
+    /* The grown sequence in TRAIN.md's order, four passes over the sources; each row is tested
+     * for pruning as it is made and appended only when it survives. */
+    uint32_t seed = run_seed ^ step, o = 0;
+    for (int pass = SPLAT_REF_ROW_KEPT; pass <= SPLAT_REF_ROW_SPLIT1; pass++)
+        for (uint32_t i = 0; i < n; i++) {
+            bool take = pass == SPLAT_REF_ROW_KEPT    ? grow[i] != GROW_SPLIT
+                        : pass == SPLAT_REF_ROW_CLONE ? grow[i] == GROW_CLONE
+                                                      : grow[i] == GROW_SPLIT;
+            if (!take) continue;
+            row r;
+            load_row(in, i, &r);
+            if (pass == SPLAT_REF_ROW_SPLIT0 || pass == SPLAT_REF_ROW_SPLIT1)
+                split_child(&r, seed, i, pass - SPLAT_REF_ROW_SPLIT0);
+            if (pruned(&r, step, scene_scale)) {
+                out->n_prune++;
+                continue;
+            }
+            store_row(&out->scene, o, &r);
+            out->src[o] = i;
+            out->kind[o] = (uint8_t)pass;
+            o++;
+        }
+    out->scene.count = o;
+    splat__free(grow);
+    return SPLAT_OK;
+
+fail:
+    splat__free(grow);
+    splat_ref_refine_out_free(out);
+    return st;
+}
+
+void splat_ref_refine_out_free(splat_ref_refine_out *out)
+{
+    if (!out) return;
+    splat_scene_free(&out->scene);
+    splat__free(out->src);
+    splat__free(out->kind);
+    memset(out, 0, sizeof *out);
+}
+
+/* ------------------------------------------------------------------ opacity reset */
+
+/* gsplat's reset_opa: torch.clamp(opacities, max=logit(0.01)); a comparison rather than fminf
+ * so that a NaN stays NaN, as in torch. */
+void splat_ref_opacity_reset(splat_scene *s)
+{
+    SPLAT_ASSERT(s);
+    float lim = (float)log(SPLAT_REF_RESET_OPA / (1 - SPLAT_REF_RESET_OPA));
+    for (uint32_t i = 0; i < s->count; i++)
+        if (s->opacities[i] > lim) s->opacities[i] = lim;
+}
