@@ -188,6 +188,7 @@ typedef struct splat_train_desc {
     void (*progress)(void *user, const splat_train_progress *p);
     void *progress_user;
     uint32_t progress_ms;
+    bool profile;                    /* GPU timestamps per stage (splat_trainer_profile) */
 } splat_train_desc;
 
 #define SPLAT_SH_DEGREE_0 0xffffffffu
@@ -201,6 +202,14 @@ splat_status splat_trainer_init(splat_trainer **trainer, splat_ctx *ctx, const s
 /* Runs training steps until `until_step` (or the end of the run). */
 splat_status splat_trainer_run(splat_trainer *t, uint32_t until_step, splat_error *err);
 uint32_t splat_trainer_step(const splat_trainer *t);
+
+/* With desc.profile: the mean GPU time per iteration of each stage, in pipeline order. */
+typedef struct splat_stage_time {
+    const char *name;
+    double ms;
+} splat_stage_time;
+
+uint32_t splat_trainer_profile(const splat_trainer *t, splat_stage_time *stages, uint32_t max);
 
 typedef struct splat_eval_result {
     uint32_t n_views;
@@ -239,14 +248,15 @@ splat_status splat_read_cameras(const char *path, splat_camera **cams, uint32_t 
 /* ------------------------------------------------------------------ demo */
 
 typedef struct splat_demo_desc {
-    uint32_t width, height;          /* 0: 128 x 128 */
-    uint32_t n_train, n_test;        /* 0: 48 and 8 */
+    uint32_t width, height;          /* 0: 128 x 96 */
+    uint32_t n_views;                /* 0: 64 (every 8th is held out with --eval) */
 } splat_demo_desc;
 
-/* Writes a small NeRF-synthetic scene into `dir` (created if missing): a procedural object made
- * of Gaussians, rendered by splatc itself from cameras on a sphere (RGBA PNG, transparent
- * background) with transforms_train.json and transforms_test.json. The ground truth it was
- * rendered from is written as dir/ground_truth.ply. */
+/* Writes a small COLMAP scene into `dir` (created if missing): a procedural object made of
+ * Gaussians, rendered by splatc itself from cameras on a sphere (images/), with the text model
+ * in sparse/0 (one PINHOLE camera, the poses, and a sparse point cloud like SfM gives: a
+ * jittered subset of the object's centres). The ground truth is written as
+ * dir/ground_truth.ply. */
 splat_status splat_make_demo(splat_ctx *ctx, const char *dir, const splat_demo_desc *desc, splat_error *err);
 
 #ifdef __cplusplus

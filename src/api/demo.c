@@ -1,10 +1,8 @@
 /* The bundled demo: a procedural object of Gaussians, rendered by splatc itself into a small
- * NeRF-synthetic dataset, so the main job needs no download. */
+ * COLMAP scene (images, poses and a sparse point cloud), so the main job needs no download. */
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
-
-#include <cjson/cJSON.h>
 
 #include "api/ctx.h"
 #include "io/io.h"
@@ -112,15 +110,84 @@ static splat_status make_dir(const char *path, splat_error *err)
     return SPLAT_OK;
 }
 
-static splat_status write_split(splat_ctx *ctx, const char *dir, const char *split, const splat_scene *s, uint32_t n,
-                                uint32_t w, uint32_t h, uint32_t seed, splat_error *err)
+/* COLMAP's quaternion (w, x, y, z) of a rotation matrix (row-major). */
+static void rot_to_quat(const float *R, double q[4])
+{
+    double tr = R[0] + R[4] + R[8];
+    if (tr > 0) {
+        double s = 0.5 / sqrt(tr + 1.0);
+        q[0] = 0.25 / s, q[1] = (R[7] - R[5]) * s, q[2] = (R[2] - R[6]) * s, q[3] = (R[3] - R[1]) * s;
+    } else if (R[0] > R[4] && R[0] > R[8]) {
+        double s = 2.0 * sqrt(1.0 + R[0] - R[4] - R[8]);
+        q[0] = (R[7] - R[5]) / s, q[1] = 0.25 * s, q[2] = (R[1] + R[3]) / s, q[3] = (R[2] + R[6]) / s;
+    } else if (R[4] > R[8]) {
+        double s = 2.0 * sqrt(1.0 + R[4] - R[0] - R[8]);
+        q[0] = (R[2] - R[6]) / s, q[1] = (R[1] + R[3]) / s, q[2] = 0.25 * s, q[3] = (R[5] + R[7]) / s;
+    } else {
+        double s = 2.0 * sqrt(1.0 + R[8] - R[0] - R[4]);
+        q[0] = (R[3] - R[1]) / s, q[1] = (R[2] + R[6]) / s, q[2] = (R[5] + R[7]) / s, q[3] = 0.25 * s;
+    }
+}
+
+/* Text buffer that grows; every demo file is a few hundred kilobytes at most. */
+typedef struct text_buf {
+    char *p;
+    size_t n, cap;
+    bool oom;
+} text_buf;
+
+static void text_add(text_buf *b, const char *fmt, ...) SPLAT_PRINTF(2, 3);
+static void text_add(text_buf *b, const char *fmt, ...)
+{
+    if (b->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            b->oom = true;
+            return;
+        }
+        if (b->p && b->n + (size_t)k < b->cap) {
+            b->n += (size_t)k;
+            return;
+        }
+        size_t cap = (b->cap + (size_t)k + 1) * 2;
+        char *q = splat__realloc(b->p, cap);
+        if (!q) {
+            b->oom = true;
+            return;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+}
+
+static splat_status write_text(const char *path, text_buf *b, splat_error *err)
+{
+    splat_status st = b->oom ? splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "demo: out of host memory")
+                             : splat_write_file(path, b->p ? b->p : "", b->n, err);
+    splat__free(b->p);
+    memset(b, 0, sizeof *b);
+    return st;
+}
+
+/* Renders the views (images/view_NNN.png on a dark grey background) and writes the COLMAP
+ * text model: one PINHOLE camera, the poses, and a sparse point cloud like SfM gives (a
+ * subset of the object's Gaussian centres, jittered, with their colours). */
+static splat_status write_colmap(splat_ctx *ctx, const char *dir, const splat_scene *s, uint32_t n, uint32_t w,
+                                 uint32_t h, splat_error *err)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, split);
+    snprintf(path, sizeof path, "%s/images", dir);
     splat_status st = make_dir(path, err);
-    if (st != SPLAT_OK) return st;
+    snprintf(path, sizeof path, "%s/sparse", dir);
+    if (st == SPLAT_OK) st = make_dir(path, err);
+    snprintf(path, sizeof path, "%s/sparse/0", dir);
+    if (st == SPLAT_OK) st = make_dir(path, err);
     splat_renderer *r;
-    st = splat__ctx_renderer(ctx, &r, err);
+    if (st == SPLAT_OK) st = splat__ctx_renderer(ctx, &r, err);
     if (st != SPLAT_OK) return st;
     const double fov_x = 40.0 * 3.14159265358979 / 180.0;
     double fx = 0.5 * w / tan(0.5 * fov_x);
@@ -131,13 +198,14 @@ static splat_status write_split(splat_ctx *ctx, const char *dir, const char *spl
     st = splat__scene_gpu_init(g, &sg, "demo", s->count, err);
     if (st == SPLAT_OK) st = splat__scene_gpu_upload(g, &sg, s, err);
     if (st == SPLAT_OK) st = splat__render_bufs_init(g, r, &rb, s->count, s->count * 16, w, h, err);
-    cJSON *root = cJSON_CreateObject(), *frames = cJSON_CreateArray();
-    cJSON_AddNumberToObject(root, "camera_angle_x", fov_x);
-    cJSON_AddItemToObject(root, "frames", frames);
-    float *rgbt = splat__malloc((size_t)w * h * 16), *rgb = splat__malloc((size_t)w * h * 12), *alpha = splat__malloc((size_t)w * h * 4);
-    if (st == SPLAT_OK && (!rgbt || !rgb || !alpha)) st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "demo: out of host memory");
+    float *rgbt = splat__malloc((size_t)w * h * 16), *rgb = splat__malloc((size_t)w * h * 12);
+    if (st == SPLAT_OK && (!rgbt || !rgb)) st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "demo: out of host memory");
+    text_buf images = {0}, cams = {0}, pts = {0};
+    text_add(&cams, "# Camera list: CAMERA_ID, MODEL, WIDTH, HEIGHT, PARAMS[]\n1 PINHOLE %u %u %.9g %.9g %.9g %.9g\n", w, h, fx,
+             fx, 0.5 * w, 0.5 * h);
+    text_add(&images, "# IMAGE_ID, QW, QX, QY, QZ, TX, TY, TZ, CAMERA_ID, NAME, then POINTS2D[]\n");
     splat_rng rng;
-    splat__rng_seed(&rng, seed);
+    splat__rng_seed(&rng, 11);
     for (uint32_t k = 0; k < n && st == SPLAT_OK; k++) {
         /* stratified azimuth, elevation from -20 to 65 degrees */
         double az = 2 * 3.14159265358979 * (k + splat__rng_uniform(&rng)) / n;
@@ -145,37 +213,39 @@ static splat_status write_split(splat_ctx *ctx, const char *dir, const char *spl
         splat_camera cam;
         double c2w[16];
         look_at(az, el, 3.2, w, h, fx, &cam, c2w);
-        splat_render_opts opts = {.sh_degree = 0};
+        splat_render_opts opts = {.sh_degree = 0, .background = {0.1f, 0.1f, 0.12f}};
         st = splat__render_image(&ctx->stream, r, &sg, &rb, &cam, &opts, err);
         if (st == SPLAT_OK) st = splat__buf_download(g, &rb.out_rgbt, 0, rgbt, (uint64_t)w * h * 16, err);
         if (st != SPLAT_OK) break;
-        /* rendered on black, so rgb is the premultiplied colour: straight alpha divides it out */
-        for (size_t p = 0; p < (size_t)w * h; p++) {
-            float a = 1.0f - rgbt[4 * p + 3];
-            alpha[p] = a;
-            for (int c = 0; c < 3; c++) rgb[3 * p + c] = a > 1e-6f ? rgbt[4 * p + c] / a : 0.0f;
-        }
-        snprintf(path, sizeof path, "%s/%s/r_%u.png", dir, split, k);
-        st = splat_write_png(path, rgb, alpha, w, h, err);
-        cJSON *fr = cJSON_CreateObject(), *m = cJSON_CreateArray();
-        char rel[64];
-        snprintf(rel, sizeof rel, "./%s/r_%u", split, k);
-        cJSON_AddStringToObject(fr, "file_path", rel);
-        for (int row = 0; row < 4; row++) cJSON_AddItemToArray(m, cJSON_CreateDoubleArray(&c2w[row * 4], 4));
-        cJSON_AddItemToObject(fr, "transform_matrix", m);
-        cJSON_AddItemToArray(frames, fr);
+        for (size_t p = 0; p < (size_t)w * h; p++)
+            for (int c = 0; c < 3; c++) rgb[3 * p + c] = rgbt[4 * p + c];
+        snprintf(path, sizeof path, "%s/images/view_%03u.png", dir, k);
+        st = splat_write_png(path, rgb, NULL, w, h, err);
+        double q[4];
+        rot_to_quat(cam.R, q);
+        text_add(&images, "%u %.9g %.9g %.9g %.9g %.9g %.9g %.9g 1 view_%03u.png\n\n", k + 1, q[0], q[1], q[2], q[3],
+                 cam.t[0], cam.t[1], cam.t[2], k);
     }
-    if (st == SPLAT_OK) {
-        char *text = cJSON_Print(root);
-        snprintf(path, sizeof path, "%s/transforms_%s.json", dir, split);
-        st = text ? splat_write_file(path, text, strlen(text), err)
-                  : splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "demo: out of host memory");
-        cJSON_free(text);
+    text_add(&pts, "# POINT3D_ID, X, Y, Z, R, G, B, ERROR, TRACK[]\n");
+    for (uint32_t i = 0, id = 1; i < s->count; i += 3, id++) {
+        double p[3];
+        int c[3];
+        for (int k = 0; k < 3; k++) p[k] = s->means[3 * i + k] + 0.01 * splat__rng_normal(&rng);
+        for (int k = 0; k < 3; k++) c[k] = (int)lrint(255.0 * fmin(1.0, fmax(0.0, s->sh[48 * i + k] * 0.28209479177387814 + 0.5)));
+        text_add(&pts, "%u %.7g %.7g %.7g %d %d %d 0.5\n", id, p[0], p[1], p[2], c[0], c[1], c[2]);
     }
-    cJSON_Delete(root);
+    splat_status wst;
+    snprintf(path, sizeof path, "%s/sparse/0/cameras.txt", dir);
+    wst = write_text(path, &cams, err);
+    if (st == SPLAT_OK) st = wst;
+    snprintf(path, sizeof path, "%s/sparse/0/images.txt", dir);
+    wst = write_text(path, &images, err);
+    if (st == SPLAT_OK) st = wst;
+    snprintf(path, sizeof path, "%s/sparse/0/points3D.txt", dir);
+    wst = write_text(path, &pts, err);
+    if (st == SPLAT_OK) st = wst;
     splat__free(rgbt);
     splat__free(rgb);
-    splat__free(alpha);
     splat__render_bufs_free(g, &rb);
     splat__scene_gpu_free(g, &sg);
     return st;
@@ -185,13 +255,12 @@ splat_status splat_make_demo(splat_ctx *ctx, const char *dir, const splat_demo_d
 {
     static const splat_demo_desc defaults = {0};
     if (!desc) desc = &defaults;
-    uint32_t w = desc->width ? desc->width : 128, h = desc->height ? desc->height : 128;
-    uint32_t n_train = desc->n_train ? desc->n_train : 48, n_test = desc->n_test ? desc->n_test : 8;
+    uint32_t w = desc->width ? desc->width : 128, h = desc->height ? desc->height : 96;
+    uint32_t n = desc->n_views ? desc->n_views : 64;
     splat_scene s = {0};
     splat_status st = make_dir(dir, err);
     if (st == SPLAT_OK) st = build_object(&s, err);
-    if (st == SPLAT_OK) st = write_split(ctx, dir, "train", &s, n_train, w, h, 1, err);
-    if (st == SPLAT_OK) st = write_split(ctx, dir, "test", &s, n_test, w, h, 2, err);
+    if (st == SPLAT_OK) st = write_colmap(ctx, dir, &s, n, w, h, err);
     if (st == SPLAT_OK) {
         char path[1024];
         snprintf(path, sizeof path, "%s/ground_truth.ply", dir);

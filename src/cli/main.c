@@ -181,7 +181,8 @@ static int cmd_train(int argc, char **argv)
                    "  --init-ply FILE     start from these Gaussians\n"
                    "  --checkpoint-every N  write OUT/checkpoint.ckpt every N steps (and at the end)\n"
                    "  --resume FILE       continue from a checkpoint\n"
-                   "  --no-renders        do not write test-view renders\n%s",
+                   "  --no-renders        do not write test-view renders\n"
+                   "  --profile           print the GPU time of each stage per iteration\n%s",
                    k_common_help);
             return 0;
         }
@@ -216,6 +217,7 @@ static int cmd_train(int argc, char **argv)
             else if (strcmp(a, "--white-background") == 0) desc.white_background = true;
             else if (strcmp(a, "--random-background") == 0) desc.random_background = true;
             else if (strcmp(a, "--no-renders") == 0) renders = false;
+            else if (strcmp(a, "--profile") == 0) desc.profile = true;
             else if (a[0] != '-' && !desc.data) desc.data = a;
             else return usage_error("train", "unknown or incomplete option '%s'", a);
         }
@@ -283,6 +285,15 @@ static int cmd_train(int argc, char **argv)
                    "held-out views (%u): PSNR %.2f  SSIM %.4f  L1 %.4f\nwrote %s/point_cloud.ply, %s/metrics.json%s\n",
                    steps - first_step, seconds, seconds > 0 ? (steps - first_step) / seconds : 0, scene.count,
                    peak / 1073741824.0, ev.n_views, ev.psnr, ev.ssim, ev.l1, out, out, renders ? ", renders/" : "");
+    }
+    if (st == SPLAT_OK && desc.profile) {
+        splat_stage_time stages[64];
+        uint32_t n = splat_trainer_profile(t, stages, 64);
+        double total = 0;
+        for (uint32_t k = 0; k < n; k++) total += stages[k].ms;
+        printf("GPU time per iteration by stage (ms):\n");
+        for (uint32_t k = 0; k < n; k++) printf("  %-16s %9.3f  %5.1f%%\n", stages[k].name, stages[k].ms, total > 0 ? 100 * stages[k].ms / total : 0);
+        printf("  %-16s %9.3f\n", "total", total);
     }
     splat_scene_free(&scene);
     splat_trainer_free(t);
@@ -463,8 +474,8 @@ static int cmd_demo(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf("usage: splatc demo DIR [--size N] [--views N]\n\n"
-                   "Writes the bundled demo scene (a NeRF-synthetic dataset rendered by splatc from a\n"
-                   "procedural object) into DIR.\n\n%s", k_common_help);
+                   "Writes the bundled demo scene (a COLMAP scene rendered by splatc from a procedural\n"
+                   "object, with a sparse point cloud) into DIR. --size N gives N x 3N/4 images.\n\n%s", k_common_help);
             return 0;
         }
         int r = common_option("demo", argc, argv, &i, &o);
@@ -472,10 +483,10 @@ static int cmd_demo(int argc, char **argv)
         if (r) continue;
         if (strcmp(a, "--size") == 0) {
             if (!parse_u32(v, &dd.width) || dd.width < 16 || dd.width > 4096) return usage_error("demo", "--size takes 16..4096, got '%s'", v ? v : "");
-            dd.height = dd.width;
+            dd.height = dd.width * 3 / 4;
             i++;
         } else if (strcmp(a, "--views") == 0) {
-            if (!parse_u32(v, &dd.n_train) || dd.n_train < 2) return usage_error("demo", "--views takes at least 2, got '%s'", v ? v : "");
+            if (!parse_u32(v, &dd.n_views) || dd.n_views < 2) return usage_error("demo", "--views takes at least 2, got '%s'", v ? v : "");
             i++;
         } else if (a[0] != '-' && !dir) dir = a;
         else return usage_error("demo", "unknown or incomplete option '%s'", a);

@@ -52,7 +52,8 @@ typedef struct splat_sorter {
     splat_pipe setup;              /* count -> header and indirect arguments */
     splat_pipe hist;               /* per-tile digit histograms */
     splat_pipe scatter[2];         /* [key_words - 1] */
-    splat_pipe rows;               /* row-wise exclusive scan (sort: histograms; scan: block sums) */
+    splat_pipe rows;               /* row-wise exclusive scan of the sort's histograms */
+    splat_pipe scan_rows;          /* the same for the scan's block sums (one long row) */
     splat_pipe reduce;             /* scan: block sums */
     splat_pipe down[2];            /* scan: [inclusive] */
     uint32_t sort_group_size, sort_tile;  /* invocations and keys per sort workgroup */

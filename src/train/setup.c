@@ -205,6 +205,8 @@ splat_status splat_trainer_init(splat_trainer **out, splat_ctx *ctx, const splat
         st = splat__buf_init(g, &t->parts, "train.loss_parts", (uint64_t)t->loss_groups_x * t->loss_groups_y * 16,
                              SPLAT_MEM_DEVICE, err);
     if (st == SPLAT_OK) st = splat__train_pipes_init(g, &t->pipes, err);
+    t->profiling = desc->profile;
+    for (int k = 0; k < SPLAT_TRAIN_RING && st == SPLAT_OK && t->profiling; k++) st = splat__prof_init(g, &t->prof[k], err);
     if (st == SPLAT_OK) st = set_scene(t, &scene, err);
     if (st == SPLAT_OK) st = splat__train_rerecord(t, err);
     if (st != SPLAT_OK) goto fail;
@@ -225,6 +227,7 @@ void splat_trainer_free(splat_trainer *t)
     if (t->recorded)
         for (int k = 0; k < SPLAT_TRAIN_RING; k++) splat__rec_free(g, &t->rec[k]);
     splat__train_pipes_free(g, &t->pipes);
+    for (int k = 0; k < SPLAT_TRAIN_RING; k++) splat__prof_free(g, &t->prof[k]);
     free_scene_state(t);
     splat__render_bufs_free(g, &t->rb);
     splat__densify_bufs_free(g, &t->dens);

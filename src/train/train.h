@@ -81,6 +81,13 @@ struct splat_trainer {
     uint64_t inflight[SPLAT_TRAIN_RING];      /* submission value of each slot's iteration, 0 none */
     uint32_t inflight_step[SPLAT_TRAIN_RING];
 
+    /* profiling: per-slot timestamps, summed per stage label */
+    splat_prof prof[SPLAT_TRAIN_RING];
+    bool profiling;
+    const char *stage_name[SPLAT_PROF_MAX];
+    double stage_ms[SPLAT_PROF_MAX];
+    uint32_t n_stages, n_profiled;
+
     /* progress */
     splat_train_progress prog;
     double t_start, t_last_progress;

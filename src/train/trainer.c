@@ -170,6 +170,7 @@ splat_status splat__train_rerecord(splat_trainer *t, splat_error *err)
             return st;
         }
         const splat_buf *pixels = t->streamed ? &t->slot_images[k] : &t->images;
+        if (t->profiling) splat__prof_begin(&t->rec[k].cmd, &t->prof[k]);
         splat__train_record(t, &t->rec[k].cmd, (uint32_t)k, true, pixels);
         st = splat__rec_end(&t->rec[k], err);
         if (st != SPLAT_OK) return st;
@@ -212,7 +213,27 @@ static splat_status retire(splat_trainer *t, uint32_t slot, uint32_t *gated_step
         return SPLAT_OK;
     }
     note_progress(t, rep, slot);
-    return SPLAT_OK;
+    if (t->profiling) {
+        double ms[SPLAT_PROF_MAX];
+        const splat_prof *p = &t->prof[slot];
+        st = splat__prof_read(t->g, p, ms, err);
+        for (uint32_t i = 1; i < p->n && st == SPLAT_OK; i++) {
+            uint32_t k = 0;
+            while (k < t->n_stages && strcmp(t->stage_name[k], p->labels[i]) != 0) k++;
+            if (k == t->n_stages && k < SPLAT_PROF_MAX) t->stage_name[t->n_stages++] = p->labels[i];
+            if (k < SPLAT_PROF_MAX) t->stage_ms[k] += ms[i - 1];
+        }
+        t->n_profiled++;
+    }
+    return st;
+}
+
+uint32_t splat_trainer_profile(const splat_trainer *t, splat_stage_time *stages, uint32_t max)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < t->n_stages && n < max; k++)
+        stages[n++] = (splat_stage_time){t->stage_name[k], t->n_profiled ? t->stage_ms[k] / t->n_profiled : 0};
+    return n;
 }
 
 /* Grows the intersection buffers to what the gated iterations needed, reopens the gate and
