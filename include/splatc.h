@@ -189,6 +189,10 @@ typedef struct splat_train_desc {
     void *progress_user;
     uint32_t progress_ms;
     bool profile;                    /* GPU timestamps per stage (splat_trainer_profile) */
+    /* Densification schedule, gsplat's defaults when 0: refine every 100 steps after step 500
+     * until 15000, opacity reset every 3000 steps (docs/TRAIN.md). */
+    uint32_t refine_start, refine_every, refine_stop, reset_every;
+    uint32_t isect_capacity;         /* initial tile-intersection capacity (0: automatic); it grows on demand */
 } splat_train_desc;
 
 #define SPLAT_SH_DEGREE_0 0xffffffffu

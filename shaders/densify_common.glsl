@@ -7,7 +7,6 @@
 #define GROW_SCALE3D 0.01
 #define PRUNE_OPA 0.005
 #define PRUNE_SCALE3D 0.1
-#define PRUNE_LARGE_AFTER 3000u
 #define SPLIT_SHRINK 1.6
 
 struct Decision {
@@ -17,14 +16,14 @@ struct Decision {
     bool grew_clone, grew_split;  // decisions before pruning (for the report)
 };
 
-Decision decide(vec4 stats, vec3 log_scale, float opacity_logit, float scene_scale, uint step)
+Decision decide(vec4 stats, vec3 log_scale, float opacity_logit, float scene_scale, uint step, uint large_after)
 {
     float avg = stats.x / max(stats.y, 1.0);
     bool high = avg > float(GROW_GRAD2D);
     float max_scale = exp(max(log_scale.x, max(log_scale.y, log_scale.z)));
     bool small = max_scale <= float(GROW_SCALE3D) * scene_scale;
     bool transparent = 1.0 / (1.0 + exp(-opacity_logit)) < float(PRUNE_OPA);
-    bool large_rule = step > PRUNE_LARGE_AFTER;
+    bool large_rule = step > large_after;  // gsplat: after the first opacity reset
     bool prune_self = transparent || (large_rule && max_scale > float(PRUNE_SCALE3D) * scene_scale);
     bool prune_child = transparent || (large_rule && max_scale / float(SPLIT_SHRINK) > float(PRUNE_SCALE3D) * scene_scale);
     Decision d;

@@ -26,7 +26,7 @@ void main()
     d.grew_clone = d.grew_split = false;
     if (live) {
         d = decide(stats[i], vec3(log_scales[3u * i], log_scales[3u * i + 1u], log_scales[3u * i + 2u]), opacities[i],
-                   pc.scene_scale, pc.step);
+                   pc.scene_scale, pc.step, pc.flags);
         n_keep[i] = d.keep;
         n_clone[i] = d.clone;
         n_split[i] = d.split;

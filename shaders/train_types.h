@@ -64,7 +64,7 @@ SPLAT_STRUCT(splat_train_push)
     u32 seed;                /* densification: run seed ^ step */
     f32 scene_scale;
     u32 step;
-    u32 flags;
+    u32 flags;               /* densification: the step after which large Gaussians are pruned */
 };
 
 #undef u32

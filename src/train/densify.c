@@ -13,11 +13,11 @@ void splat__densify_bufs_free(splat_gpu *g, splat_densify_bufs *d)
     d->capacity = 0;
 }
 
-splat_status splat__densify_bufs_ensure(splat_trainer *t, uint32_t capacity, splat_error *err)
+static splat_status bufs_ensure(splat_gpu *g, const splat_sorter *sorter, splat_densify_bufs *d, uint32_t capacity,
+                                splat_error *err)
 {
-    splat_densify_bufs *d = &t->dens;
     if (d->capacity >= capacity && d->keep.buffer) return SPLAT_OK;
-    splat__densify_bufs_free(t->g, d);
+    splat__densify_bufs_free(g, d);
     uint64_t n = (uint64_t)capacity * 5 / 4 + 1024;
     struct {
         splat_buf *buf;
@@ -36,48 +36,53 @@ splat_status splat__densify_bufs_ensure(splat_trainer *t, uint32_t capacity, spl
         {&d->tot_split, "densify.tot_split", 4, SPLAT_MEM_DEVICE},
         {&d->totals, "densify.totals", 12, SPLAT_MEM_DEVICE},
         {&d->info, "densify.info", 8, SPLAT_MEM_DEVICE},
-        {&d->scan_scratch, "densify.scan_scratch", splat__scan_scratch_bound(&t->ctx->renderer.sorter, (uint32_t)n),
+        {&d->scan_scratch, "densify.scan_scratch", splat__scan_scratch_bound(sorter, (uint32_t)n),
          SPLAT_MEM_DEVICE},
         {&d->readback, "densify.readback", 20, SPLAT_MEM_READBACK},
     };
     splat_status st = SPLAT_OK;
     for (size_t k = 0; k < SPLAT_COUNTOF(parts) && st == SPLAT_OK; k++)
-        st = splat__buf_init(t->g, parts[k].buf, parts[k].name, parts[k].size, parts[k].kind, err);
+        st = splat__buf_init(g, parts[k].buf, parts[k].name, parts[k].size, parts[k].kind, err);
     if (st == SPLAT_OK) d->capacity = (uint32_t)n;
     return st;
 }
 
-static void record_scan(splat_cmd *c, splat_trainer *t, splat_buf *in, splat_buf *out, splat_buf *total)
+static void record_scan(splat_cmd *c, const splat_sorter *sorter, splat_densify_bufs *d, uint32_t n, splat_buf *in,
+                        splat_buf *out, splat_buf *total)
 {
-    splat__scan_record(c, &t->ctx->renderer.sorter, &(splat_scan_args){
+    splat__scan_record(c, sorter, &(splat_scan_args){
         .in = SPLAT_VIEW(*in),
         .out = SPLAT_VIEW(*out),
-        .max_count = t->count,
+        .max_count = n,
         .total = SPLAT_VIEW(*total),
-        .scratch = SPLAT_VIEW(t->dens.scan_scratch),
+        .scratch = SPLAT_VIEW(d->scan_scratch),
     });
 }
 
-splat_status splat__densify(splat_trainer *t, uint32_t step, splat_error *err)
+splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *res, splat_error *err)
 {
-    splat_gpu *g = t->g;
-    splat_stream *s = &t->ctx->stream;
-    splat_densify_bufs *d = &t->dens;
-    splat_status st = splat__densify_bufs_ensure(t, t->count, err);
+    splat_gpu *g = job->gpu;
+    splat_stream *s = job->stream;
+    splat_densify_bufs *d = job->bufs;
+    uint32_t n = job->count;
+    memset(res, 0, sizeof *res);
+    splat_status st = bufs_ensure(g, job->sorter, d, n, err);
     if (st != SPLAT_OK) return st;
-    splat_train_push pc = {.n = t->count, .seed = (uint32_t)t->desc.seed ^ step, .scene_scale = (float)t->scene_scale, .step = step};
+    splat_train_push pc = {.n = n, .seed = job->seed, .scene_scale = job->scene_scale, .step = job->step,
+                           .flags = job->prune_large_after};
 
     /* 1: decisions and their scans; the host learns the new count */
     splat_cmd *c = splat__stream_cmd(s);
     splat__cmd_fill(c, SPLAT_VIEW(d->info), 0);
     splat__cmd_barrier(c);
-    splat_view mark[] = {SPLAT_VIEW(t->params.log_scales), SPLAT_VIEW(t->params.opacities), SPLAT_VIEW(t->rb.stats),
+    splat_scene_gpu *p = job->params, *m = job->moments;
+    splat_view mark[] = {SPLAT_VIEW(p->log_scales), SPLAT_VIEW(p->opacities), SPLAT_VIEW(*job->stats),
                          SPLAT_VIEW(d->keep), SPLAT_VIEW(d->clone), SPLAT_VIEW(d->split), SPLAT_VIEW(d->info)};
-    splat__cmd_dispatch_1d(c, &t->pipes.densify_mark, mark, 7, &pc, sizeof pc, t->count);
+    splat__cmd_dispatch_1d(c, &job->pipes->densify_mark, mark, 7, &pc, sizeof pc, n);
     splat__cmd_barrier(c);
-    record_scan(c, t, &d->keep, &d->off_keep, &d->tot_keep);
-    record_scan(c, t, &d->clone, &d->off_clone, &d->tot_clone);
-    record_scan(c, t, &d->split, &d->off_split, &d->tot_split);
+    record_scan(c, job->sorter, d, n, &d->keep, &d->off_keep, &d->tot_keep);
+    record_scan(c, job->sorter, d, n, &d->clone, &d->off_clone, &d->tot_clone);
+    record_scan(c, job->sorter, d, n, &d->split, &d->off_split, &d->tot_split);
     splat__cmd_barrier(c);
     splat__cmd_copy(c, SPLAT_VIEW(d->tot_keep), SPLAT_VIEW_AT(d->totals, 0, 4));
     splat__cmd_copy(c, SPLAT_VIEW(d->tot_clone), SPLAT_VIEW_AT(d->totals, 4, 4));
@@ -91,8 +96,12 @@ splat_status splat__densify(splat_trainer *t, uint32_t step, splat_error *err)
     memcpy(r, d->readback.map, sizeof r);
     uint64_t new_count = (uint64_t)r[0] + r[1] + r[2];
     if (new_count > UINT32_MAX / 4)
-        return splat__fail(err, SPLAT_ERR_LIMIT, "densification at step %u would make %llu Gaussians", step,
+        return splat__fail(err, SPLAT_ERR_LIMIT, "densification at step %u would make %llu Gaussians", job->step,
                            (unsigned long long)new_count);
+    res->count = (uint32_t)new_count;
+    res->clones = r[3];
+    res->splits = r[4];
+    res->pruned = (uint32_t)((uint64_t)n + r[3] + r[4] - new_count);
 
     /* 2: the new arrays, written in the order of docs/TRAIN.md */
     splat_scene_gpu np, nm;
@@ -105,7 +114,6 @@ splat_status splat__densify(splat_trainer *t, uint32_t step, splat_error *err)
         return st;
     }
     c = splat__stream_cmd(s);
-    splat_scene_gpu *p = &t->params, *m = &t->moments;
     splat_view apply[] = {
         SPLAT_VIEW(d->totals),     SPLAT_VIEW(d->off_keep),   SPLAT_VIEW(d->off_clone),  SPLAT_VIEW(d->off_split),
         SPLAT_VIEW(d->keep),       SPLAT_VIEW(d->clone),      SPLAT_VIEW(d->split),      SPLAT_VIEW(p->means),
@@ -114,22 +122,37 @@ splat_status splat__densify(splat_trainer *t, uint32_t step, splat_error *err)
         SPLAT_VIEW(m->sh),         SPLAT_VIEW(np.means),      SPLAT_VIEW(np.log_scales), SPLAT_VIEW(np.quats),
         SPLAT_VIEW(np.opacities),  SPLAT_VIEW(np.sh),         SPLAT_VIEW(nm.means),      SPLAT_VIEW(nm.log_scales),
         SPLAT_VIEW(nm.quats),      SPLAT_VIEW(nm.opacities),  SPLAT_VIEW(nm.sh)};
-    splat__cmd_dispatch_1d(c, &t->pipes.densify_apply, apply, SPLAT_COUNTOF(apply), &pc, sizeof pc, t->count);
+    splat__cmd_dispatch_1d(c, &job->pipes->densify_apply, apply, SPLAT_COUNTOF(apply), &pc, sizeof pc, n);
     st = splat__stream_sync(s, SPLAT_SYNC_COMMIT_AND_WAIT, err);
     if (st != SPLAT_OK) {
         splat__scene_gpu_free(g, &np);
         splat__scene_gpu_free(g, &nm);
         return st;
     }
-    splat__scene_gpu_free(g, &t->params);
-    splat__scene_gpu_free(g, &t->moments);
-    t->params = np;
-    t->moments = nm;
-    t->count = (uint32_t)new_count;
-    t->params.count = t->count;
-    t->n_densify++;
+    splat__scene_gpu_free(g, p);
+    splat__scene_gpu_free(g, m);
+    *p = np;
+    *m = nm;
+    p->count = res->count;
+    return SPLAT_OK;
+}
 
-    /* 3: per-Gaussian arrays that only need room (their contents are rebuilt every step) */
+splat_status splat__densify(splat_trainer *t, uint32_t step, splat_error *err)
+{
+    splat_gpu *g = t->g;
+    splat_densify_job job = {
+        .gpu = g, .stream = &t->ctx->stream, .sorter = &t->ctx->renderer.sorter, .pipes = &t->pipes, .bufs = &t->dens,
+        .params = &t->params, .moments = &t->moments, .stats = &t->rb.stats, .count = t->count, .step = step,
+        .seed = (uint32_t)t->desc.seed ^ step, .scene_scale = (float)t->scene_scale, .prune_large_after = t->reset_every,
+    };
+    splat_densify_result res;
+    splat_status st = splat__densify_run(&job, &res, err);
+    if (st != SPLAT_OK) return st;
+    t->count = res.count;
+    t->n_densify++;
+    uint32_t cap = res.count ? res.count : 1;
+
+    /* per-Gaussian arrays that only need room (their contents are rebuilt every step) */
     if (t->grads.capacity < cap) {
         splat__scene_gpu_free(g, &t->grads);
         st = splat__scene_gpu_init(g, &t->grads, "grads", cap + cap / 4, err);
@@ -141,10 +164,10 @@ splat_status splat__densify(splat_trainer *t, uint32_t step, splat_error *err)
     }
     if (st != SPLAT_OK) return st;
     /* statistics start over after every refine; the gate is open (nothing was gated) */
-    c = splat__stream_cmd(s);
+    splat_cmd *c = splat__stream_cmd(&t->ctx->stream);
     splat__cmd_fill(c, SPLAT_VIEW(t->rb.stats), 0);
     splat__cmd_fill(c, SPLAT_VIEW(t->rb.gate), 0);
-    st = splat__stream_sync(s, SPLAT_SYNC_COMMIT_AND_WAIT, err);
+    st = splat__stream_sync(&t->ctx->stream, SPLAT_SYNC_COMMIT_AND_WAIT, err);
     if (st == SPLAT_OK) st = splat__train_rerecord(t, err);
     return st;
 }

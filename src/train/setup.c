@@ -62,7 +62,8 @@ static splat_status set_scene(splat_trainer *t, const splat_scene *scene, splat_
     if (st == SPLAT_OK) st = splat__scene_gpu_upload(t->g, &t->params, scene, err);
     if (st != SPLAT_OK) return st;
     if (t->rb.capacity < cap) {
-        uint32_t isect = t->rb.isect_capacity ? t->rb.isect_capacity : cap * 8;
+        uint32_t isect = t->rb.isect_capacity ? t->rb.isect_capacity
+                         : t->desc.isect_capacity ? t->desc.isect_capacity : cap * 8;
         splat__render_bufs_free(t->g, &t->rb);
         st = splat__render_bufs_init(t->g, &t->ctx->renderer, &t->rb, cap, isect, t->max_w, t->max_h, err);
         if (st != SPLAT_OK) return st;
@@ -147,6 +148,10 @@ splat_status splat_trainer_init(splat_trainer **out, splat_ctx *ctx, const splat
     t->desc = *desc;
     t->steps = desc->steps ? desc->steps : 30000;
     t->sh_max = desc->sh_degree == SPLAT_SH_DEGREE_0 ? 0 : desc->sh_degree ? SPLAT_MIN(desc->sh_degree, 3u) : 3;
+    t->refine_start = desc->refine_start ? desc->refine_start : 500;
+    t->refine_every = desc->refine_every ? desc->refine_every : 100;
+    t->refine_stop = desc->refine_stop ? desc->refine_stop : 15000;
+    t->reset_every = desc->reset_every ? desc->reset_every : 3000;
     splat_scene scene = {0};
     splat_renderer *r;
     splat_status st = desc->data ? SPLAT_OK : splat__fail(err, SPLAT_ERR_INVALID_ARG, "training needs a dataset folder");

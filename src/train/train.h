@@ -52,6 +52,7 @@ struct splat_trainer {
     uint32_t *test_views, n_test;
     double scene_scale;
     uint32_t steps, step, sh_max;
+    uint32_t refine_start, refine_every, refine_stop, reset_every;
     float background[3];
     uint32_t max_w, max_h;
 
@@ -98,10 +99,31 @@ struct splat_trainer {
 /* The order of training views is a fresh permutation every epoch, from the run's seed. */
 uint32_t splat__train_view_of_step(const splat_trainer *t, uint32_t step);
 
-/* Densification and opacity reset (src/train/densify.c). Both wait for the GPU. */
+/* One refine on the GPU (src/train/densify.c): decisions, scans, and the moves into new
+ * parameter and moment arrays, which replace *params and *moments. Waits for the GPU once to
+ * learn the new count. */
+typedef struct splat_densify_job {
+    splat_gpu *gpu;
+    splat_stream *stream;
+    const splat_sorter *sorter;
+    const splat_train_pipes *pipes;
+    splat_densify_bufs *bufs;         /* scratch, grown as needed */
+    splat_scene_gpu *params, *moments; /* replaced */
+    const splat_buf *stats;           /* [count,4] grad2d sum, count, .. */
+    uint32_t count;
+    uint32_t step, seed;              /* seed: the run's seed ^ step */
+    float scene_scale;
+    uint32_t prune_large_after;       /* the large-scale prune applies after this step (the reset period) */
+} splat_densify_job;
+
+typedef struct splat_densify_result {
+    uint32_t count;                   /* Gaussians after the refine */
+    uint32_t clones, splits, pruned;  /* decisions (pruned counts rows of the grown set) */
+} splat_densify_result;
+
+splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *res, splat_error *err);
 splat_status splat__densify(splat_trainer *t, uint32_t step, splat_error *err);
 splat_status splat__opacity_reset(splat_trainer *t, splat_error *err);
-splat_status splat__densify_bufs_ensure(splat_trainer *t, uint32_t capacity, splat_error *err);
 void splat__densify_bufs_free(splat_gpu *g, splat_densify_bufs *d);
 
 /* Records an iteration's kernels into `c` for ring slot `slot`: with backward (training) or

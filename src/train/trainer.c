@@ -77,8 +77,11 @@ uint32_t splat__train_view_of_step(const splat_trainer *t, uint32_t step)
     return t->train_views[cache.perm[step % n]];
 }
 
-static bool refine_due(uint32_t s) { return s < 15000 && s > 500 && s % 100 == 0; }
-static bool reset_due(uint32_t s) { return s < 15000 && s > 0 && s % 3000 == 0; }
+static bool refine_due(const splat_trainer *t, uint32_t s)
+{
+    return s < t->refine_stop && s > t->refine_start && s % t->refine_every == 0;
+}
+static bool reset_due(const splat_trainer *t, uint32_t s) { return s < t->refine_stop && s > 0 && s % t->reset_every == 0; }
 
 static uint32_t active_degree(const splat_trainer *t, uint32_t step)
 {
@@ -332,12 +335,12 @@ splat_status splat_trainer_run(splat_trainer *t, uint32_t until_step, splat_erro
             if (st == SPLAT_OK) st = submit_step(t, slot, err);
             if (st != SPLAT_OK) return st;
             uint32_t s = t->step++;
-            if (refine_due(s) || reset_due(s)) {
+            if (refine_due(t, s) || reset_due(t, s)) {
                 st = settle(t, UINT32_MAX, &rewound, err);
                 if (st != SPLAT_OK) return st;
                 if (rewound) continue; /* step s comes again, and its refine with it */
-                if (refine_due(s)) st = splat__densify(t, s, err);
-                if (st == SPLAT_OK && reset_due(s)) st = splat__opacity_reset(t, err);
+                if (refine_due(t, s)) st = splat__densify(t, s, err);
+                if (st == SPLAT_OK && reset_due(t, s)) st = splat__opacity_reset(t, err);
                 if (st != SPLAT_OK) return st;
             }
             maybe_progress(t, false);

@@ -1,0 +1,469 @@
+/* Training kernels against the CPU reference (src/ref/ref_train.h), and training runs. */
+#include <sys/stat.h>
+
+#include "gpu_support.h"
+#include "harness.h"
+#include "ref/ref_train.h"
+#include "train/train.h"
+
+/* ------------------------------------------------------------------ kernels alone */
+
+typedef struct kfix {
+    splat_gpu *g;
+    splat_train_pipes pipes;
+    splat_stream s;
+    splat_sorter sorter;
+} kfix;
+
+static bool kfix_init(kfix *f)
+{
+    memset(f, 0, sizeof *f);
+    f->g = t_gpu();
+    splat_error err = {0};
+    if (!f->g) return false;
+    if (splat__train_pipes_init(f->g, &f->pipes, &err) || splat__stream_init(f->g, &f->s, &err) ||
+        splat__sorter_init(f->g, &f->sorter, NULL, &err)) {
+        splat_test_fail(__FILE__, __LINE__, "fixture:", "%s", err.msg);
+        return false;
+    }
+    return true;
+}
+
+static void kfix_free(kfix *f)
+{
+    if (!f->g) return;
+    splat__sorter_free(&f->sorter);
+    splat__stream_free(&f->s);
+    splat__train_pipes_free(f->g, &f->pipes);
+}
+
+static splat_buf make_buf(splat_gpu *g, const char *name, uint64_t size, const void *data)
+{
+    splat_buf b;
+    splat_error err = {0};
+    if (splat__buf_init(g, &b, name, size, SPLAT_MEM_DEVICE, &err) != SPLAT_OK ||
+        (data && splat__buf_upload(g, &b, 0, data, size, &err) != SPLAT_OK)) {
+        fprintf(stderr, "%s\n", err.msg);
+        abort();
+    }
+    return b;
+}
+
+static double norm_err(const float *a, const double *b, uint64_t n)
+{
+    double num = 0, den = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        num += (a[i] - b[i]) * (a[i] - b[i]);
+        den += b[i] * b[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* The fused L1 + SSIM loss and its gradient against the reference, on images below, at and
+ * above the SSIM window, with ground truth whose alpha is composited on the background. */
+SPLAT_TEST(train_loss_vs_ref)
+{
+    kfix f;
+    if (!kfix_init(&f)) goto done;
+    const uint32_t sizes[][2] = {{7, 9}, {11, 11}, {37, 23}, {64, 48}};
+    for (size_t k = 0; k < SPLAT_COUNTOF(sizes); k++) {
+        uint32_t W = sizes[k][0], H = sizes[k][1], px = W * H;
+        splat_error err = {0};
+        float bg[3];
+        for (int c = 0; c < 3; c++) bg[c] = (float)t_uniform(0, 1);
+        float *x = malloc(px * 12), *x4 = malloc(px * 16), *y = malloc(px * 12);
+        uint32_t *pix = malloc(px * 4);
+        for (uint32_t p = 0; p < px; p++) {
+            uint8_t c8[4];
+            for (int c = 0; c < 4; c++) c8[c] = (uint8_t)(splat__rng_u64(splat_test_rng()) & 255);
+            if (p % 5 == 0) c8[3] = 255;
+            pix[p] = c8[0] | (uint32_t)c8[1] << 8 | (uint32_t)c8[2] << 16 | (uint32_t)c8[3] << 24;
+            double a = c8[3] / 255.0;
+            for (int c = 0; c < 3; c++) {
+                y[3 * p + c] = (float)(c8[c] / 255.0 * a + (1 - a) * bg[c]);
+                /* a render near the truth, sometimes outside [0, 1]; never within rounding of it,
+                 * where the L1 derivative jumps (the GPU's 8-bit decode may round y differently) */
+                double d = t_uniform(1e-3, 0.3) * (splat__rng_u64(splat_test_rng()) % 2 ? 1 : -1);
+                x4[4 * p + c] = x[3 * p + c] = (float)(y[3 * p + c] + d);
+            }
+            x4[4 * p + 3] = 0.5f;
+        }
+        splat_frame frame = {.cam = {.width = W, .height = H}};
+        memcpy(frame.background, bg, sizeof bg);
+        splat_train_slot slot = {0};
+        splat_train_view view = {.cam = {.width = W, .height = H}};
+        uint32_t gx = splat__div_up(W, 16), gy = splat__div_up(H, 16);
+        splat_counters zero = {0};
+        uint32_t gate = 0;
+        splat_buf b_frame = make_buf(f.g, "frame", sizeof frame, &frame), b_slots = make_buf(f.g, "slots", sizeof slot, &slot),
+                  b_views = make_buf(f.g, "views", sizeof view, &view), b_pix = make_buf(f.g, "pixels", px * 4, pix),
+                  b_x = make_buf(f.g, "render", px * 16, x4), b_maps = make_buf(f.g, "maps", px * 48, NULL),
+                  b_parts = make_buf(f.g, "parts", gx * gy * 16, NULL), b_grad = make_buf(f.g, "grad", px * 16, NULL),
+                  b_count = make_buf(f.g, "counters", sizeof zero, &zero), b_gate = make_buf(f.g, "gate", 4, &gate),
+                  b_rep = make_buf(f.g, "report", sizeof(splat_train_report), NULL);
+        splat_train_push pc = {.width = W, .height = H};
+        splat_cmd *c = splat__stream_cmd(&f.s);
+        splat_view lv[] = {SPLAT_VIEW(b_frame), SPLAT_VIEW(b_slots), SPLAT_VIEW(b_views), SPLAT_VIEW(b_pix),
+                           SPLAT_VIEW(b_x),     SPLAT_VIEW(b_maps),  SPLAT_VIEW(b_parts)};
+        splat__cmd_dispatch(c, &f.pipes.loss_fwd, lv, 7, &pc, sizeof pc, gx, gy, 1);
+        splat__cmd_barrier(c);
+        lv[6] = SPLAT_VIEW(b_grad);
+        splat__cmd_dispatch(c, &f.pipes.loss_bwd, lv, 7, &pc, sizeof pc, gx, gy, 1);
+        splat_train_push rpc = pc;
+        rpc.n = gx * gy;
+        splat_view rv[] = {SPLAT_VIEW(b_frame), SPLAT_VIEW(b_parts), SPLAT_VIEW(b_count), SPLAT_VIEW(b_gate),
+                           SPLAT_VIEW(b_rep), SPLAT_VIEW(b_slots)};
+        splat__cmd_dispatch(c, &f.pipes.loss_reduce, rv, 6, &rpc, sizeof rpc, 1, 1, 1);
+        T_OK(splat__stream_sync(&f.s, SPLAT_SYNC_COMMIT_AND_WAIT, &err), &err);
+        float *g4 = malloc(px * 16), *g3 = malloc(px * 12);
+        splat_train_report rep;
+        T_OK(splat__buf_download(f.g, &b_grad, 0, g4, px * 16, &err), &err);
+        T_OK(splat__buf_download(f.g, &b_rep, 0, &rep, sizeof rep, &err), &err);
+        for (uint32_t p = 0; p < px; p++)
+            for (int ch = 0; ch < 3; ch++) g3[3 * p + ch] = g4[4 * p + ch];
+        double *d_x = malloc(px * 24);
+        splat_ref_loss_value val;
+        splat_ref_loss(x, y, W, H, SPLAT_REF_LAMBDA, &val, d_x);
+        double e = norm_err(g3, d_x, px * 3);
+        double l1 = rep.l1_sum / (3.0 * px), mse = rep.sq_sum / (3.0 * px);
+        double ssim = rep.n_ssim ? rep.ssim_sum / rep.n_ssim : 1.0;
+        printf("  %ux%u: gradient error %.2e, L1 %.6f/%.6f, SSIM %.6f/%.6f, MSE %.6f/%.6f\n", W, H, e, l1, val.l1, ssim,
+               val.ssim, mse, val.mse);
+        T_CHECK(e < 1e-4, "%ux%u: loss gradient normalised error %.3g", W, H, e);
+        T_CHECK(fabs(l1 - val.l1) < 1e-5 * fmax(1, val.l1), "%ux%u: L1 %.8g vs %.8g", W, H, l1, val.l1);
+        T_CHECK(fabs(ssim - val.ssim) < 1e-5, "%ux%u: SSIM %.8g vs %.8g", W, H, ssim, val.ssim);
+        T_CHECK(fabs(mse - val.mse) < 1e-5 * fmax(1, val.mse), "%ux%u: MSE %.8g vs %.8g", W, H, mse, val.mse);
+        T_CHECK(rep.gate == 0 && rep.n_ssim == (W >= 11 && H >= 11 ? (W - 10) * (H - 10) * 3 : 0));
+        splat_buf *all[] = {&b_frame, &b_slots, &b_views, &b_pix, &b_x, &b_maps, &b_parts, &b_grad, &b_count, &b_gate, &b_rep};
+        for (size_t i = 0; i < SPLAT_COUNTOF(all); i++) splat__buf_free(f.g, all[i]);
+        free(x), free(x4), free(y), free(pix), free(g4), free(g3), free(d_x);
+    }
+done:
+    kfix_free(&f);
+}
+
+/* Adam over every group in one dispatch against the reference, and a closed gate leaves every
+ * parameter and moment untouched. */
+SPLAT_TEST(train_adam_vs_ref)
+{
+    kfix f;
+    if (!kfix_init(&f)) goto done;
+    splat_error err = {0};
+    uint32_t n = 100 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 900);
+    uint32_t degree = (uint32_t)(splat__rng_u64(splat_test_rng()) % 4);
+    uint32_t step = (uint32_t)(splat__rng_u64(splat_test_rng()) % 30000);
+    const uint32_t width[5] = {3, 3, 4, 1, 48};
+    float *p[5], *gr[5], *mv[5];
+    splat_buf bp[5], bg[5], bm[5];
+    for (int k = 0; k < 5; k++) {
+        uint64_t cnt = (uint64_t)n * width[k];
+        p[k] = malloc(cnt * 4), gr[k] = malloc(cnt * 4), mv[k] = malloc(cnt * 8);
+        for (uint64_t i = 0; i < cnt; i++) {
+            p[k][i] = (float)t_uniform(-2, 2);
+            gr[k][i] = (float)(t_uniform(-1, 1) * pow(10, t_uniform(-6, 0)));
+        }
+        for (uint64_t i = 0; i < (uint64_t)n; i++)
+            for (uint32_t j = 0; j < width[k]; j++) {
+                mv[k][(2 * i) * width[k] + j] = (float)(t_uniform(-1, 1) * 1e-3);
+                mv[k][(2 * i + 1) * width[k] + j] = (float)(t_uniform(0, 1) * 1e-6);
+            }
+        bp[k] = make_buf(f.g, "params", cnt * 4, p[k]);
+        bg[k] = make_buf(f.g, "grads", cnt * 4, gr[k]);
+        bm[k] = make_buf(f.g, "moments", cnt * 8, mv[k]);
+    }
+    splat_train_slot slot = {.step = step, .sh_degree = degree, .n_gaussians = n};
+    double lrs[6] = {1.6e-4 * t_uniform(0.5, 5), 5e-3, 1e-3, 5e-2, 2.5e-3, 2.5e-3 / 20};
+    for (int k = 0; k < 6; k++) slot.lr[k] = (float)lrs[k];
+    double tt = step + 1.0;
+    slot.bias1 = (float)(1 - pow(0.9, tt));
+    slot.bias2 = (float)sqrt(1 - pow(0.999, tt));
+    for (int gate = 1; gate >= 0; gate--) {
+        uint32_t gv = (uint32_t)gate;
+        splat_buf b_slot = make_buf(f.g, "slot", sizeof slot, &slot), b_gate = make_buf(f.g, "gate", 4, &gv);
+        splat_view v[17] = {SPLAT_VIEW(b_slot), SPLAT_VIEW(b_gate)};
+        for (int k = 0; k < 5; k++) {
+            v[2 + k] = SPLAT_VIEW(bp[k]);
+            v[7 + k] = SPLAT_VIEW(bg[k]);
+            v[12 + k] = SPLAT_VIEW(bm[k]);
+        }
+        splat_train_push pc = {.n = n};
+        splat__cmd_dispatch_1d(splat__stream_cmd(&f.s), &f.pipes.adam, v, 17, &pc, sizeof pc, n);
+        T_OK(splat__stream_sync(&f.s, SPLAT_SYNC_COMMIT_AND_WAIT, &err), &err);
+        for (int k = 0; k < 5; k++) {
+            uint64_t cnt = (uint64_t)n * width[k];
+            float *gp = malloc(cnt * 4), *gm = malloc(cnt * 8);
+            T_OK(splat__buf_download(f.g, &bp[k], 0, gp, cnt * 4, &err), &err);
+            T_OK(splat__buf_download(f.g, &bm[k], 0, gm, cnt * 8, &err), &err);
+            if (gate) {
+                T_CHECK(memcmp(gp, p[k], cnt * 4) == 0 && memcmp(gm, mv[k], cnt * 8) == 0, "group %d changed behind a closed gate", k);
+            } else {
+                double worst = 0;
+                uint64_t stray = 0;
+                for (uint64_t i = 0; i < n; i++)
+                    for (uint32_t j = 0; j < width[k]; j++) {
+                        uint64_t pi = i * width[k] + j, mi = 2 * i * width[k] + j;
+                        /* group lr: SH coefficient 0 is the DC group, 1.. the rest, above the degree untouched */
+                        uint32_t coeff = j / 3;
+                        bool active = k < 4 || coeff < (degree + 1) * (degree + 1);
+                        if (!active) {
+                            stray += gp[pi] != p[k][pi] || gm[mi] != mv[k][mi] || gm[mi + width[k]] != mv[k][mi + width[k]];
+                            continue;
+                        }
+                        double lr = k < 4 ? lrs[k] : coeff == 0 ? lrs[4] : lrs[5];
+                        double rp = p[k][pi], rg = gr[k][pi], rm = mv[k][mi], rv = mv[k][mi + width[k]];
+                        /* each error relative to the size of the terms that made the value (m can
+                         * cancel: 0.9 m + 0.1 g) */
+                        double m_scale = 0.9 * fabs(rm) + 0.1 * fabs(rg), v_scale = 0.999 * rv + 0.001 * rg * rg;
+                        double p_old = rp;
+                        splat_ref_adam(1, &rp, &rg, &rm, &rv, lr, step + 1);
+                        /* the update itself: within 1e-4 of the reference's, plus 2 ulp of p for
+                         * the rounding of the new p to float */
+                        double du = fabs((gp[pi] - p_old) - (rp - p_old));
+                        double allowed = 1e-4 * fabs(rp - p_old) + 2.4e-7 * fabs(p_old);
+                        worst = fmax(worst, 1e-4 * du / allowed);
+                        worst = fmax(worst, fabs(gm[mi] - rm) / fmax(m_scale, 1e-30));
+                        worst = fmax(worst, fabs(gm[mi + width[k]] - rv) / fmax(v_scale, 1e-30));
+                    }
+                T_CHECK(worst < 1e-4, "group %d: max relative error %.3g (step %u, degree %u)", k, worst, step, degree);
+                T_CHECK(stray == 0, "group %d: %llu SH values above degree %u changed", k, (unsigned long long)stray, degree);
+            }
+            free(gp), free(gm);
+        }
+        splat__buf_free(f.g, &b_slot);
+        splat__buf_free(f.g, &b_gate);
+    }
+    for (int k = 0; k < 5; k++) {
+        splat__buf_free(f.g, &bp[k]), splat__buf_free(f.g, &bg[k]), splat__buf_free(f.g, &bm[k]);
+        free(p[k]), free(gr[k]), free(mv[k]);
+    }
+done:
+    kfix_free(&f);
+}
+
+/* A refine on a crafted scene: every Gaussian built to be kept, cloned, split or pruned by a
+ * wide margin; the GPU must produce the reference's rows in the reference's order, with the
+ * Adam moments of survivors moved along and those of new rows zero. */
+SPLAT_TEST(train_densify_vs_ref)
+{
+    kfix f;
+    if (!kfix_init(&f)) goto done;
+    const uint32_t steps[] = {600, 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50)};
+    for (size_t si = 0; si < SPLAT_COUNTOF(steps); si++) {
+        splat_error err = {0};
+        uint32_t n = 200 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 600), step = steps[si];
+        double scene_scale = t_uniform(0.5, 5);
+        uint32_t run_seed = (uint32_t)splat__rng_u64(splat_test_rng());
+        splat_scene s;
+        T_OK(splat_scene_init(&s, n, &err), &err);
+        s.count = n;
+        s.sh_degree = 3;
+        float *grad = malloc(n * 4), *cnt = malloc(n * 4), *stats = malloc(n * 16);
+        for (uint32_t i = 0; i < n; i++) {
+            int kind = (int)(splat__rng_u64(splat_test_rng()) % 6);
+            bool high = kind == 1 || kind == 2 || kind == 5;
+            double scale = kind == 1 ? 0.003 : kind == 2 ? 0.05 : kind == 4 ? 0.4 : t_uniform(0.001, 0.05);
+            cnt[i] = (float)(1 + splat__rng_u64(splat_test_rng()) % 50);
+            grad[i] = (float)(cnt[i] * (high ? t_uniform(5e-4, 1e-2) : t_uniform(0, 5e-5)));
+            for (int k = 0; k < 3; k++) {
+                s.means[3 * i + k] = (float)t_uniform(-3, 3);
+                s.log_scales[3 * i + k] = (float)(log(scale * scene_scale) + (k ? t_uniform(-2, 0) : 0));
+            }
+            for (int k = 0; k < 4; k++) s.quats[4 * i + k] = (float)splat__rng_normal(splat_test_rng());
+            s.opacities[i] = (float)(kind == 3 ? t_uniform(-12, -6) : t_uniform(-3, 4));
+            for (int k = 0; k < 48; k++) s.sh[48 * i + k] = (float)splat__rng_normal(splat_test_rng());
+            stats[4 * i] = grad[i], stats[4 * i + 1] = cnt[i], stats[4 * i + 2] = stats[4 * i + 3] = 0;
+        }
+        /* moments: distinct random values so that any misplaced row shows */
+        splat_scene mom;
+        T_OK(splat_scene_init(&mom, 2 * n, &err), &err);
+        mom.count = 2 * n;
+        for (uint64_t i = 0; i < 2ull * n; i++) {
+            for (int k = 0; k < 3; k++) mom.means[3 * i + k] = (float)t_uniform(-1, 1), mom.log_scales[3 * i + k] = (float)t_uniform(-1, 1);
+            for (int k = 0; k < 4; k++) mom.quats[4 * i + k] = (float)t_uniform(-1, 1);
+            mom.opacities[i] = (float)t_uniform(-1, 1);
+            for (int k = 0; k < 48; k++) mom.sh[48 * i + k] = (float)t_uniform(-1, 1);
+        }
+        splat_scene_gpu gp, gm;
+        T_OK(splat__scene_gpu_init(f.g, &gp, "params", n, &err), &err);
+        T_OK(splat__scene_gpu_init(f.g, &gm, "adam", 2 * n, &err), &err);
+        T_OK(splat__scene_gpu_upload(f.g, &gp, &s, &err), &err);
+        T_OK(splat__scene_gpu_upload(f.g, &gm, &mom, &err), &err);
+        splat_buf b_stats = make_buf(f.g, "stats", n * 16, stats);
+        splat_densify_bufs dens;
+        memset(&dens, 0, sizeof dens);
+        splat_densify_job job = {.gpu = f.g, .stream = &f.s, .sorter = &f.sorter, .pipes = &f.pipes, .bufs = &dens,
+                                 .params = &gp, .moments = &gm, .stats = &b_stats, .count = n, .step = step, .seed = run_seed ^ step,
+                                 .scene_scale = (float)scene_scale, .prune_large_after = SPLAT_REF_RESET_EVERY};
+        splat_densify_result res;
+        T_OK(splat__densify_run(&job, &res, &err), &err);
+        splat_ref_refine_out ref;
+        T_OK(splat_ref_refine(&s, grad, cnt, step, (float)scene_scale, run_seed, &ref, &err), &err);
+        printf("  step %u: %u -> %u Gaussians (%u clones, %u splits, %u pruned)\n", step, n, res.count, res.clones, res.splits,
+               res.pruned);
+        T_CHECK(res.count == ref.scene.count && res.clones == ref.n_clone && res.splits == ref.n_split &&
+                    res.pruned == ref.n_prune,
+                "GPU %u/%u/%u/%u, reference %u/%u/%u/%u", res.count, res.clones, res.splits, res.pruned, ref.scene.count,
+                ref.n_clone, ref.n_split, ref.n_prune);
+        if (res.count == ref.scene.count) {
+            splat_scene got, gotm;
+            T_OK(splat_scene_init(&got, res.count + 1, &err), &err);
+            T_OK(splat_scene_init(&gotm, 2 * res.count + 1, &err), &err);
+            T_OK(splat__scene_gpu_download(f.g, &gp, &got, &err), &err);
+            gm.count = 2 * res.count;
+            T_OK(splat__scene_gpu_download(f.g, &gm, &gotm, &err), &err);
+            uint64_t bad_rows = 0, bad_moments = 0;
+            for (uint32_t r = 0; r < res.count; r++) {
+                uint32_t src = ref.src[r];
+                bool kept = ref.kind[r] == SPLAT_REF_ROW_KEPT;
+                /* parameters: exact copies except the split children's means and scales */
+                bool exact = memcmp(&got.quats[4 * r], &ref.scene.quats[4 * r], 16) == 0 &&
+                             got.opacities[r] == ref.scene.opacities[r] &&
+                             memcmp(&got.sh[48 * r], &ref.scene.sh[48 * r], 192) == 0;
+                double dm = 0;
+                for (int k = 0; k < 3; k++) {
+                    dm = fmax(dm, fabs(got.means[3 * r + k] - ref.scene.means[3 * r + k]) / fmax(1, fabs(ref.scene.means[3 * r + k])));
+                    dm = fmax(dm, fabs(got.log_scales[3 * r + k] - ref.scene.log_scales[3 * r + k]));
+                }
+                if ((!exact || dm > 1e-5) && bad_rows < 3)
+                    printf("    row %u (kind %d, source %u): exact %d, mean/scale error %.3g; mean %g %g, ref %g %g; scale %g ref %g; opac %g ref %g\n",
+                           r, ref.kind[r], src, exact, dm, got.means[3 * r], got.means[3 * r + 1], ref.scene.means[3 * r],
+                           ref.scene.means[3 * r + 1], got.log_scales[3 * r], ref.scene.log_scales[3 * r], got.opacities[r],
+                           ref.scene.opacities[r]);
+                bad_rows += !exact || dm > 1e-5;
+                /* moments: moved with survivors, zero for new rows */
+                for (int half = 0; half < 2; half++) {
+                    uint64_t d = 2ull * r + half, o = 2ull * src + half;
+                    const float *a = &gotm.sh[48 * d], *b = &mom.sh[48 * o];
+                    for (int k = 0; k < 48; k++) bad_moments += kept ? a[k] != b[k] : a[k] != 0.0f;
+                    bad_moments += kept ? gotm.opacities[d] != mom.opacities[o] : gotm.opacities[d] != 0.0f;
+                    for (int k = 0; k < 3; k++) bad_moments += kept ? gotm.means[3 * d + k] != mom.means[3 * o + k] : gotm.means[3 * d + k] != 0.0f;
+                }
+            }
+            T_CHECK(bad_rows == 0, "step %u: %llu rows differ from the reference", step, (unsigned long long)bad_rows);
+            T_CHECK(bad_moments == 0, "step %u: %llu moment values misplaced", step, (unsigned long long)bad_moments);
+            splat_scene_free(&got);
+            splat_scene_free(&gotm);
+        }
+        splat_ref_refine_out_free(&ref);
+        splat__densify_bufs_free(f.g, &dens);
+        splat__buf_free(f.g, &b_stats);
+        splat__scene_gpu_free(f.g, &gp);
+        splat__scene_gpu_free(f.g, &gm);
+        splat_scene_free(&s);
+        splat_scene_free(&mom);
+        free(grad), free(cnt), free(stats);
+    }
+done:
+    kfix_free(&f);
+}
+
+/* ------------------------------------------------------------------ training runs */
+
+/* A small demo scene, made once per test process. */
+static const char *demo_dir(splat_ctx *ctx, uint32_t size, uint32_t views)
+{
+    static char dir[512];
+    snprintf(dir, sizeof dir, "%s", splat_test_path("demo"));
+    splat_error err = {0};
+    splat_demo_desc dd = {.width = size, .height = size * 3 / 4, .n_views = views};
+    if (splat_make_demo(ctx, dir, &dd, &err) != SPLAT_OK) {
+        splat_test_fail(__FILE__, __LINE__, "demo:", "%s", err.msg);
+        return NULL;
+    }
+    return dir;
+}
+
+static splat_ctx *test_ctx(void)
+{
+    splat_ctx *ctx;
+    splat_error err = {0};
+    if (splat_ctx_init(&ctx, NULL, &err) != SPLAT_OK) {
+        splat_test_fail(__FILE__, __LINE__, "context:", "%s", err.msg);
+        return NULL;
+    }
+    return ctx;
+}
+
+static bool run_to(splat_ctx *ctx, const splat_train_desc *desc, uint32_t pause_at, const char *ckpt_save,
+                   const char *ckpt_resume, splat_scene *out)
+{
+    splat_error err = {0};
+    splat_trainer *t = NULL;
+    splat_status st = splat_trainer_init(&t, ctx, desc, &err);
+    if (st == SPLAT_OK && ckpt_resume) st = splat_trainer_resume(t, ckpt_resume, &err);
+    if (st == SPLAT_OK && pause_at) st = splat_trainer_run(t, pause_at, &err);
+    if (st == SPLAT_OK && ckpt_save) st = splat_trainer_save(t, ckpt_save, &err);
+    if (st == SPLAT_OK) st = splat_trainer_run(t, desc->steps, &err);
+    if (st == SPLAT_OK) st = splat_trainer_scene(t, out, &err);
+    splat_trainer_free(t);
+    if (st != SPLAT_OK) splat_test_fail(__FILE__, __LINE__, "training:", "%s", err.msg);
+    return st == SPLAT_OK;
+}
+
+static bool same_scene(const splat_scene *a, const splat_scene *b)
+{
+    size_t n = a->count;
+    return a->count == b->count && memcmp(a->means, b->means, n * 12) == 0 && memcmp(a->log_scales, b->log_scales, n * 12) == 0 &&
+           memcmp(a->quats, b->quats, n * 16) == 0 && memcmp(a->opacities, b->opacities, n * 4) == 0 &&
+           memcmp(a->sh, b->sh, n * 192) == 0;
+}
+
+/* Training is deterministic: a run paused, checkpointed and resumed in a new trainer ends with
+ * the same bits as an uninterrupted one; and a run that starts with a tiny intersection
+ * capacity (so that iterations overflow, are discarded and re-run) ends the same too. The
+ * schedule is compressed so that the runs cross refines, a reset and the SH degree steps. */
+SPLAT_TEST(train_resume_and_overflow_exact)
+{
+    splat_ctx *ctx = test_ctx();
+    if (!ctx) return;
+    const char *dir = demo_dir(ctx, 48, 16);
+    if (!dir) goto done;
+    splat_train_desc desc = {.data = dir, .steps = 140, .seed = splat__rng_u64(splat_test_rng()), .refine_start = 20,
+                             .refine_every = 20, .reset_every = 60, .random_background = true};
+    splat_scene a = {0}, b = {0}, c = {0};
+    char ckpt[600];
+    snprintf(ckpt, sizeof ckpt, "%s/run.ckpt", dir);
+    uint32_t pause = 30 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 60);
+    if (run_to(ctx, &desc, 0, NULL, NULL, &a) && run_to(ctx, &desc, pause, ckpt, NULL, &b)) {
+        splat_scene_free(&b);
+        if (run_to(ctx, &desc, 0, NULL, ckpt, &b))
+            T_CHECK(same_scene(&a, &b), "resumed at step %u: %u vs %u Gaussians, parameters differ", pause, a.count, b.count);
+    }
+    desc.isect_capacity = 64;
+    if (run_to(ctx, &desc, 0, NULL, NULL, &c)) T_CHECK(same_scene(&a, &c), "the run that overflowed differs");
+    printf("  %u Gaussians after %u steps; resumed at %u\n", a.count, desc.steps, pause);
+    splat_scene_free(&a);
+    splat_scene_free(&b);
+    splat_scene_free(&c);
+done:
+    splat_ctx_free(ctx);
+}
+
+/* Training the demo scene reaches a PSNR floor on held-out views. The floor: 400 steps on the
+ * 64x48 demo measured 28.31, 28.38 and 28.43 dB with seeds 1, 2, 3 (lavapipe, 2026-11-22);
+ * 26 dB leaves a margin of over 2 dB, while a wrong gradient or optimizer lands far below
+ * (the initialisation itself scores about 18 dB, and the test asks for a gain of 8). */
+SPLAT_TEST(train_demo_psnr_floor)
+{
+    splat_ctx *ctx = test_ctx();
+    if (!ctx) return;
+    const char *dir = demo_dir(ctx, 64, 32);
+    splat_error err = {0};
+    splat_trainer *t = NULL;
+    splat_train_desc desc = {.data = dir, .steps = 400, .eval = true, .seed = splat__rng_u64(splat_test_rng())};
+    if (dir && splat_trainer_init(&t, ctx, &desc, &err) == SPLAT_OK) {
+        splat_eval_result before, after;
+        T_OK(splat_trainer_eval(t, NULL, &before, &err), &err);
+        T_OK(splat_trainer_run(t, 0, &err), &err);
+        T_OK(splat_trainer_eval(t, NULL, &after, &err), &err);
+        printf("  held-out PSNR %.2f -> %.2f, SSIM %.4f -> %.4f over %u views\n", before.psnr, after.psnr, before.ssim,
+               after.ssim, after.n_views);
+        T_CHECK(after.n_views == 4, "every 8th of 32 views held out, got %u", after.n_views);
+        T_CHECK(after.psnr >= 26.0, "held-out PSNR %.2f below the floor of 26", after.psnr);
+        T_CHECK(after.psnr > before.psnr + 8, "training gained only %.2f dB", after.psnr - before.psnr);
+    } else if (dir) {
+        splat_test_fail(__FILE__, __LINE__, "trainer:", "%s", err.msg);
+    }
+    splat_trainer_free(t);
+    splat_ctx_free(ctx);
+}
