@@ -219,6 +219,7 @@ struct splat_stream {
     uint32_t threshold;              /* ADAPTIVE's pending-dispatch trigger, default 32 */
     uint32_t pending;                /* dispatches recorded since the last submit */
     uint64_t submits;                /* submissions made so far, of either kind */
+    uint64_t waits;                  /* times the host blocked on the GPU (splat__stream_wait) */
 };
 
 splat_status splat__stream_init(splat_gpu *g, splat_stream *s, splat_error *err);

@@ -248,6 +248,7 @@ splat_status splat__stream_wait(splat_stream *s, uint64_t value, splat_error *er
         .pSemaphores = &s->timeline,
         .pValues = &value,
     };
+    s->waits++;
     VkResult r = vkWaitSemaphores(s->gpu->device, &wi, UINT64_MAX);
     if (r != VK_SUCCESS) return splat__vk_fail(err, r, "stream: waiting for submission %llu", (unsigned long long)value);
     retire(s, splat__stream_completed(s));
