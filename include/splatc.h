@@ -170,6 +170,7 @@ typedef struct splat_train_progress {
     uint32_t n_gaussians;
     double iters_per_sec;            /* over the run so far */
     double eta_sec;
+    uint64_t isect_padded;           /* diagnostics: tile-list entries the two tile tests disagreed on (expected 0) */
 } splat_train_progress;
 
 typedef struct splat_train_desc {

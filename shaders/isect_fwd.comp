@@ -19,6 +19,8 @@ layout(std430, binding = 5) writeonly buffer KeysLo { uint keys_lo[]; };      //
 layout(std430, binding = 6) writeonly buffer KeysHi { uint keys_hi[]; };      // [M] tile id
 layout(std430, binding = 7) writeonly buffer Vals { uint emit_of_isect[]; };  // [M] the emission index itself (sorted along)
 layout(std430, binding = 8) writeonly buffer GaussOf { uint gauss_of_emit[]; }; // [M] Gaussian of each emission index
+layout(std430, binding = 9) writeonly buffer Partial { float partial[]; };     // [M,9] backward's per-entry gradients
+layout(std430, binding = 10) buffer Count { splat_counters counters; };
 
 layout(push_constant) uniform Push { splat_render_push pc; };
 
@@ -43,4 +45,15 @@ void main()
                 gauss_of_emit[pos] = i;
                 pos++;
             }
+    // project_fwd counted with the same stored values and the same (precise) arithmetic, so
+    // this should never happen; if a compiler ever rounds differently, the leftover slots
+    // become sentinels past every tile with zero gradient, never stale memory.
+    if (pos < end) atomicAdd(counters.isect_padded, end - pos);
+    for (; pos < end; pos++) {
+        keys_lo[pos] = 0xffffffffu;
+        keys_hi[pos] = pc.dummy_tile;
+        emit_of_isect[pos] = pos;
+        gauss_of_emit[pos] = i;
+        for (uint k = 0u; k < 9u; k++) partial[9u * pos + k] = 0.0;
+    }
 }

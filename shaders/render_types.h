@@ -55,7 +55,7 @@ SPLAT_STRUCT(splat_counters)
     u32 overflow;            /* 1 when n_isect > capacity: this render's results are invalid */
     u32 nonfinite;           /* 1 when an input parameter was NaN or Inf */
     u32 isect_groups[3];     /* VkDispatchIndirectCommand for per-intersection kernels */
-    u32 pad0;
+    u32 isect_padded;        /* entries isect_fwd found fewer than project_fwd counted (should stay 0) */
 };
 
 /* Push constants of every render stage. */
@@ -64,7 +64,7 @@ SPLAT_STRUCT(splat_render_push)
     u32 capacity;            /* rows the per-Gaussian buffers hold */
     u32 isect_capacity;
     u32 sort_bits;
-    u32 sh_half;             /* 1 when SH coefficients are stored as fp16 */
+    u32 dummy_tile;          /* a tile id past every real one: where padding entries sort */
 };
 
 /* Per-Gaussian record the preprocess writes for the rasterizer, as 3 vec4. */

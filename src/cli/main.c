@@ -294,6 +294,8 @@ static int cmd_train(int argc, char **argv)
         printf("GPU time per iteration by stage (ms):\n");
         for (uint32_t k = 0; k < n; k++) printf("  %-16s %9.3f  %5.1f%%\n", stages[k].name, stages[k].ms, total > 0 ? 100 * stages[k].ms / total : 0);
         printf("  %-16s %9.3f\n", "total", total);
+        printf("tile-list entries padded (the two tile tests disagreeing; expected 0): %llu\n",
+               (unsigned long long)g_last.isect_padded);
     }
     splat_scene_free(&scene);
     splat_trainer_free(t);

@@ -96,7 +96,7 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
     } pipes[] = {
         {&r->project_fwd, {.shader = "project_fwd", .n_bindings = 10}},
         {&r->isect_setup, {.shader = "isect_setup", .n_bindings = 3, .push_size = push}},
-        {&r->isect_fwd, {.shader = "isect_fwd", .n_bindings = 9, .push_size = push}},
+        {&r->isect_fwd, {.shader = "isect_fwd", .n_bindings = 11, .push_size = push}},
         {&r->ranges_fwd, {.shader = "ranges_fwd", .n_bindings = 3}},
         {&r->rasterize_fwd, {.shader = "rasterize_fwd", .n_bindings = 8}},
         {&r->rasterize_bwd, {.shader = "rasterize_bwd", .n_bindings = 9, .spec = bwd_spec, .n_spec = 2}},
@@ -194,7 +194,7 @@ splat_status splat__render_bufs_init(splat_gpu *g, const splat_renderer *r, spla
         {&b->tiles, "render.tiles", n * 4, SPLAT_MEM_DEVICE},
         {&b->offsets, "render.offsets", n * 4, SPLAT_MEM_DEVICE},
         {&b->scan_scratch, "render.scan_scratch", splat__scan_scratch_bound(&r->sorter, capacity), SPLAT_MEM_DEVICE},
-        {&b->ranges, "render.ranges", tiles * 8, SPLAT_MEM_DEVICE},
+        {&b->ranges, "render.ranges", (tiles + 1) * 8, SPLAT_MEM_DEVICE},
         {&b->out_rgbt, "render.out_rgbt", px * 16, SPLAT_MEM_DEVICE},
         {&b->out_last, "render.out_last", px * 4, SPLAT_MEM_DEVICE},
         {&b->out_depth, "render.out_depth", px * 4, SPLAT_MEM_DEVICE},
@@ -206,7 +206,8 @@ splat_status splat__render_bufs_init(splat_gpu *g, const splat_renderer *r, spla
     splat_status st = SPLAT_OK;
     for (size_t k = 0; k < SPLAT_COUNTOF(parts) && st == SPLAT_OK; k++)
         st = splat__buf_init(g, parts[k].buf, parts[k].name, parts[k].size, parts[k].kind, err);
-    if (st == SPLAT_OK) st = isect_bufs_init(g, r, b, isect_capacity ? isect_capacity : 1024, err);
+    uint64_t most = g->info.max_storage_range / 36;
+    if (st == SPLAT_OK) st = isect_bufs_init(g, r, b, (uint32_t)SPLAT_MIN(isect_capacity ? isect_capacity : 1024, most), err);
     const uint32_t zero = 0;
     if (st == SPLAT_OK) st = splat__buf_upload(g, &b->gate, 0, &zero, 4, err);
     if (st != SPLAT_OK) splat__render_bufs_free(g, b);
@@ -226,8 +227,15 @@ void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b)
 splat_status splat__render_bufs_grow_isect(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t needed,
                                            splat_error *err)
 {
+    /* The per-intersection partial gradients (9 floats) are the largest array bound at once. */
+    uint64_t most = g->info.max_storage_range / 36;
+    if (needed > most)
+        return splat__fail(err, SPLAT_ERR_LIMIT,
+                           "render: %u tile intersections needed, %s binds at most %llu (maxStorageBufferRange); use a "
+                           "smaller image, or fewer or smaller Gaussians",
+                           needed, g->info.name, (unsigned long long)most);
     uint64_t want = (uint64_t)needed + needed / 2 + 1024;
-    if (want > UINT32_MAX / 2) want = UINT32_MAX / 2;
+    if (want > most) want = most;
     if (want <= b->isect_capacity) return SPLAT_OK;
     isect_bufs_free(g, b);
     return isect_bufs_init(g, r, b, (uint32_t)want, err);
@@ -273,7 +281,8 @@ static splat_render_push push_of(const splat_render_bufs *b)
     return (splat_render_push){
         .capacity = b->capacity,
         .isect_capacity = b->isect_capacity,
-        .sort_bits = 32 + bits_for(tiles),
+        .sort_bits = 32 + bits_for(tiles + 1),
+        .dummy_tile = tiles,
     };
 }
 
@@ -308,7 +317,8 @@ void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
     splat__cmd_barrier(c);
     splat_view isect_views[] = {SPLAT_VIEW(b->frame), SPLAT_VIEW(b->proj), SPLAT_VIEW(b->radii),
                                 SPLAT_VIEW(b->offsets), SPLAT_VIEW(b->tiles), SPLAT_VIEW(b->keys_lo),
-                                SPLAT_VIEW(b->keys_hi), SPLAT_VIEW(b->vals), SPLAT_VIEW(b->gauss_of_emit)};
+                                SPLAT_VIEW(b->keys_hi), SPLAT_VIEW(b->vals), SPLAT_VIEW(b->gauss_of_emit),
+                                SPLAT_VIEW(b->partial), SPLAT_VIEW(b->counters)};
     splat__cmd_dispatch_1d(c, &r->isect_fwd, isect_views, SPLAT_COUNTOF(isect_views), &pc, sizeof pc, n);
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "isect_fwd");

@@ -199,6 +199,42 @@ static void note_progress(splat_trainer *t, const splat_train_report *rep, uint3
     t->prog.psnr = rep->sq_sum > 0 ? (float)(-10.0 * log10(rep->sq_sum / px)) : 99.0f;
 }
 
+/* After a non-finite report: the first Gaussian whose parameters or Adam state are not finite,
+ * described in the error so a user (or developer) can see what went wrong. */
+static splat_status describe_nonfinite(splat_trainer *t, uint32_t step, splat_error *err)
+{
+    splat_stream *s = &t->ctx->stream;
+    splat__stream_sync(s, SPLAT_SYNC_COMMIT_AND_WAIT, NULL);
+    uint64_t n = t->count;
+    float *p = splat__malloc(n * 4 * 15 + 16), *m = splat__malloc(n * 4 * 30 + 16);
+    char what[400] = "";
+    if (p && m &&
+        splat__buf_download(t->g, &t->params.means, 0, p, n * 12, NULL) == SPLAT_OK &&
+        splat__buf_download(t->g, &t->params.log_scales, 0, p + 3 * n, n * 12, NULL) == SPLAT_OK &&
+        splat__buf_download(t->g, &t->params.quats, 0, p + 6 * n, n * 16, NULL) == SPLAT_OK &&
+        splat__buf_download(t->g, &t->params.opacities, 0, p + 10 * n, n * 4, NULL) == SPLAT_OK &&
+        splat__buf_download(t->g, &t->moments.means, 0, m, n * 24, NULL) == SPLAT_OK &&
+        splat__buf_download(t->g, &t->moments.log_scales, 0, m + 6 * n, n * 24, NULL) == SPLAT_OK) {
+        for (uint64_t i = 0; i < n && !what[0]; i++) {
+            const float *mu = p + 3 * i, *ls = p + 3 * n + 3 * i, *q = p + 6 * n + 4 * i, o = p[10 * n + i];
+            const float *mm = m + 6 * i, *ms = m + 6 * n + 6 * i;
+            bool bad = !isfinite(o);
+            for (int k = 0; k < 3; k++) bad |= !isfinite(mu[k]) || !isfinite(ls[k]);
+            for (int k = 0; k < 4; k++) bad |= !isfinite(q[k]);
+            if (bad)
+                snprintf(what, sizeof what,
+                         "; Gaussian %llu: mean (%g %g %g), log-scale (%g %g %g), quat (%g %g %g %g), opacity %g, "
+                         "Adam m/v of the mean (%g %g %g / %g %g %g), of the scale (%g / %g)",
+                         (unsigned long long)i, mu[0], mu[1], mu[2], ls[0], ls[1], ls[2], q[0], q[1], q[2], q[3], o, mm[0],
+                         mm[1], mm[2], mm[3], mm[4], mm[5], ms[0], ms[3]);
+        }
+    }
+    splat__free(p);
+    splat__free(m);
+    return splat__fail(err, SPLAT_ERR_NONFINITE, "training diverged: NaN or Inf parameters at step %u (%u Gaussians)%s", step,
+                       t->count, what);
+}
+
 /* Retires the iteration in `slot`. *gated_step is set (to its step) when it found the update
  * gate closed: an overflow to recover from. Non-finite parameters end the run. */
 static splat_status retire(splat_trainer *t, uint32_t slot, uint32_t *gated_step, splat_error *err)
@@ -208,14 +244,13 @@ static splat_status retire(splat_trainer *t, uint32_t slot, uint32_t *gated_step
     t->inflight[slot] = 0;
     if (st != SPLAT_OK) return st;
     const splat_train_report *rep = report_of(t, slot);
-    if (rep->counters.nonfinite)
-        return splat__fail(err, SPLAT_ERR_NONFINITE, "training diverged: NaN or Inf parameters at step %u (%u Gaussians)",
-                           rep->step, t->count);
+    if (rep->counters.nonfinite) return describe_nonfinite(t, rep->step, err);
     if (rep->gate) {
         if (rep->step < *gated_step) *gated_step = rep->step;
         return SPLAT_OK;
     }
     note_progress(t, rep, slot);
+    t->prog.isect_padded += rep->counters.isect_padded;
     if (t->profiling) {
         double ms[SPLAT_PROF_MAX];
         const splat_prof *p = &t->prof[slot];
