@@ -216,6 +216,10 @@ typedef struct splat_stage_time {
 
 uint32_t splat_trainer_profile(const splat_trainer *t, splat_stage_time *stages, uint32_t max);
 
+/* How many times a Gaussian's gradient came out non-finite (it then gets no update that step),
+ * with a description of the first in msg. 0 in a healthy run. */
+uint32_t splat_trainer_diagnostics(splat_trainer *t, char *msg, size_t size);
+
 typedef struct splat_eval_result {
     uint32_t n_views;
     double psnr, ssim, l1;           /* means over the test views */

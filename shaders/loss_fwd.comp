@@ -97,12 +97,16 @@ void main()
             float sxx = exx - mx * mx, syy = eyy - my * my, sxy = exy - mx * my;
             float A1 = 2.0 * mx * my + C1, A2 = 2.0 * sxy + C2;
             float B1 = mx * mx + my * my + C1, B2 = sxx + syy + C2;
-            float ssim = (A1 * A2) / (B1 * B2);
+            float B = B1 * B2;
+            float ssim = (A1 * A2) / B;
             ssim_sum += ssim;
             // Partial derivatives with E[x^2] and E[xy] held fixed (sxx, sxy move with mu_x).
-            d_mu[c] = ssim * (2.0 * my / A1 - 2.0 * my / A2 - 2.0 * mx / B1 + 2.0 * mx / B2);
+            // Written without dividing by A1 or A2: A2 = 2 sxy + C2 reaches 0 for anticorrelated
+            // windows, where ssim / A2 = A1 / (B1 B2) is finite but 0 * (1 / 0) is not.
+            // B1 >= C1 and B2 >= C2 - rounding stay positive.
+            d_mu[c] = 2.0 * my * (A2 - A1) / B - 2.0 * mx * ssim / B1 + 2.0 * mx * ssim / B2;
             d_xx[c] = -ssim / B2;
-            d_xy[c] = 2.0 * ssim / A2;
+            d_xy[c] = 2.0 * A1 / B;
         }
     }
     if (inside) {

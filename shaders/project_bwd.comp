@@ -17,6 +17,7 @@ layout(std430, binding = 3) readonly buffer Quats { vec4 quats[]; };         // 
 layout(std430, binding = 4) readonly buffer Opac { float opacities[]; };     // [N]
 layout(std430, binding = 5) readonly buffer SH { float sh[]; };              // [N,16,3]
 layout(std430, binding = 6) readonly buffer Radii { vec2 radii[]; };         // [N] 0: culled
+layout(std430, binding = 18) readonly buffer ProjBuf { vec4 proj[]; };        // [N,3] the forward's record
 layout(std430, binding = 7) readonly buffer Partial { float partial[]; };    // [M,9] per intersection, by emission index
 layout(std430, binding = 8) writeonly buffer GMeans { float g_means[]; };    // [N,3]
 layout(std430, binding = 9) writeonly buffer GScales { float g_scales[]; };  // [N,3]
@@ -27,6 +28,8 @@ layout(std430, binding = 13) buffer Stats { vec4 stats[]; };                 // 
 layout(std430, binding = 14) readonly buffer Offsets { uint offsets[]; };     // [N] first emission index
 layout(std430, binding = 15) readonly buffer Tiles { uint tiles_touched[]; }; // [N] number of entries
 layout(std430, binding = 16) readonly buffer Gate { uint skip_updates; };      // nonzero: leave the statistics alone
+// The first Gaussian whose gradient came out non-finite, with what produced it (diagnostics).
+layout(std430, binding = 17) buffer Debug { uint dbg_count; uint dbg_index; uint dbg_entries; uint dbg_pad; float dbg[28]; };
 
 layout(push_constant) uniform Push { splat_render_push pc; };
 
@@ -157,7 +160,26 @@ void main()
     }
 
     float alpha = sigmoid(opacities[i]);
-    write_grads(i, dmu, d_log_scale, dq, d_alpha * alpha * (1.0 - alpha));
+    float d_logit = d_alpha * alpha * (1.0 - alpha);
+    if (!all_finite(vec4(dmu, d_logit)) || !all_finite(vec4(d_log_scale, 0.0)) || !all_finite(dq)) {
+        // Never hand a non-finite gradient to the optimizer: record it, and give this Gaussian
+        // none this step.
+        if (atomicAdd(dbg_count, 1u) == 0u) {
+            dbg_index = i;
+            dbg_entries = tiles_touched[i];
+            for (uint k = 0u; k < 9u; k++) dbg[k] = g[k];
+            vec4 p0 = proj[3u * i], p1 = proj[3u * i + 1u], p2 = proj[3u * i + 2u];
+            dbg[9] = p0.x, dbg[10] = p0.y, dbg[11] = p0.z, dbg[12] = p0.w;
+            dbg[13] = p1.x, dbg[14] = p1.y, dbg[15] = p1.z, dbg[16] = p1.w;
+            dbg[17] = rad.x, dbg[18] = rad.y;
+            dbg[19] = dmu.x, dbg[20] = d_log_scale.x, dbg[21] = dq.x, dbg[22] = d_logit;
+            dbg[23] = p.x, dbg[24] = p.y, dbg[25] = p.z, dbg[26] = s.x, dbg[27] = inv_n;
+        }
+        write_grads(i, vec3(0.0), vec3(0.0), vec4(0.0), 0.0);
+        for (uint k = 0u; k < 48u; k++) g_sh[48u * i + k] = 0.0;
+        return;
+    }
+    write_grads(i, dmu, d_log_scale, dq, d_logit);
 
     if (STATS != 0u && skip_updates == 0u) {
         // gsplat's default strategy: the pixel-space mean gradient scaled to NDC units.

@@ -246,10 +246,14 @@ static int cmd_train(int argc, char **argv)
         start = ts.tv_sec + 1e-9 * ts.tv_nsec;
     }
     uint32_t steps = desc.steps ? desc.steps : 30000;
-    uint32_t first_step = st == SPLAT_OK ? splat_trainer_step(t) : 0;
+    uint32_t first_step = st == SPLAT_OK ? splat_trainer_step(t) : 0, diag_seen = 0;
     while (st == SPLAT_OK && splat_trainer_step(t) < steps) {
         uint32_t until = ckpt_every ? (splat_trainer_step(t) / ckpt_every + 1) * ckpt_every : steps;
         st = splat_trainer_run(t, until < steps ? until : steps, &err);
+        char diag[1024];
+        uint32_t n_diag = t ? splat_trainer_diagnostics(t, diag, sizeof diag) : 0;
+        if (n_diag > diag_seen) fprintf(stderr, "\nsplatc: warning at step %u: %s\n", splat_trainer_step(t), diag);
+        diag_seen = n_diag;
         if (st == SPLAT_OK && ckpt_every) {
             snprintf(path, sizeof path, "%s/checkpoint.ckpt", out);
             st = splat_trainer_save(t, path, &err);

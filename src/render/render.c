@@ -100,8 +100,8 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
         {&r->ranges_fwd, {.shader = "ranges_fwd", .n_bindings = 3}},
         {&r->rasterize_fwd, {.shader = "rasterize_fwd", .n_bindings = 8}},
         {&r->rasterize_bwd, {.shader = "rasterize_bwd", .n_bindings = 9, .spec = bwd_spec, .n_spec = 2}},
-        {&r->project_bwd, {.shader = "project_bwd", .n_bindings = 17, .push_size = push}},
-        {&r->project_bwd_stats, {.shader = "project_bwd", .n_bindings = 17, .push_size = push, .spec = &stats_on, .n_spec = 1}},
+        {&r->project_bwd, {.shader = "project_bwd", .n_bindings = 19, .push_size = push}},
+        {&r->project_bwd_stats, {.shader = "project_bwd", .n_bindings = 19, .push_size = push, .spec = &stats_on, .n_spec = 1}},
     };
     splat_status st = splat__sorter_init(g, &r->sorter, NULL, err);
     for (size_t k = 0; k < SPLAT_COUNTOF(pipes) && st == SPLAT_OK; k++)
@@ -201,6 +201,7 @@ splat_status splat__render_bufs_init(splat_gpu *g, const splat_renderer *r, spla
         {&b->grad_img, "render.grad_img", px * 16, SPLAT_MEM_DEVICE},
         {&b->stats, "render.stats", n * 16, SPLAT_MEM_DEVICE},
         {&b->gate, "render.gate", 4, SPLAT_MEM_DEVICE},
+        {&b->debug, "render.debug", 128, SPLAT_MEM_DEVICE},
         {&b->readback, "render.readback", sizeof(splat_counters), SPLAT_MEM_READBACK},
     };
     splat_status st = SPLAT_OK;
@@ -210,6 +211,7 @@ splat_status splat__render_bufs_init(splat_gpu *g, const splat_renderer *r, spla
     if (st == SPLAT_OK) st = isect_bufs_init(g, r, b, (uint32_t)SPLAT_MIN(isect_capacity ? isect_capacity : 1024, most), err);
     const uint32_t zero = 0;
     if (st == SPLAT_OK) st = splat__buf_upload(g, &b->gate, 0, &zero, 4, err);
+    if (st == SPLAT_OK) st = splat__buf_upload(g, &b->debug, 0, &zero, 4, err);
     if (st != SPLAT_OK) splat__render_bufs_free(g, b);
     return st;
 }
@@ -219,7 +221,7 @@ void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b)
     isect_bufs_free(g, b);
     splat_buf *all[] = {&b->frame, &b->counters, &b->scan_total, &b->sort_count, &b->proj, &b->radii, &b->tiles, &b->offsets, &b->scan_scratch,
                         &b->ranges, &b->out_rgbt, &b->out_last, &b->out_depth, &b->grad_img, &b->stats,
-                        &b->gate, &b->readback};
+                        &b->gate, &b->debug, &b->readback};
     for (size_t k = 0; k < SPLAT_COUNTOF(all); k++) splat__buf_free(g, all[k]);
     memset(b, 0, sizeof *b);
 }
@@ -369,7 +371,7 @@ void splat__render_bwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
                                SPLAT_VIEW(b->radii), SPLAT_VIEW(b->partial), SPLAT_VIEW(grads->means),
                                SPLAT_VIEW(grads->log_scales), SPLAT_VIEW(grads->quats), SPLAT_VIEW(grads->opacities),
                                SPLAT_VIEW(grads->sh), SPLAT_VIEW(b->stats), SPLAT_VIEW(b->offsets),
-                               SPLAT_VIEW(b->tiles), SPLAT_VIEW(b->gate)};
+                               SPLAT_VIEW(b->tiles), SPLAT_VIEW(b->gate), SPLAT_VIEW(b->debug), SPLAT_VIEW(b->proj)};
     splat__cmd_dispatch_1d(c, stats ? &r->project_bwd_stats : &r->project_bwd, proj_views, SPLAT_COUNTOF(proj_views), &pc,
                            sizeof pc, n);
     splat__cmd_barrier(c);
@@ -377,6 +379,23 @@ void splat__render_bwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
 }
 
 /* ----------------------------------------------------------------- checking */
+
+uint32_t splat__render_debug(splat_gpu *g, splat_render_bufs *b, char *msg, size_t size)
+{
+    struct {
+        uint32_t count, index, entries, pad;
+        float v[28];
+    } d;
+    if (splat__buf_download(g, &b->debug, 0, &d, sizeof d, NULL) != SPLAT_OK || d.count == 0) return 0;
+    snprintf(msg, size,
+             "%u non-finite gradient(s) withheld; first Gaussian %u over %u tiles: 2D gradients (%g %g | %g %g %g | %g | %g "
+             "%g %g), mean2d (%g %g) depth %g opacity %g conic (%g %g %g) tau %g radii (%g %g), camera-space (%g %g %g), "
+             "scale0 %g, 1/|q| %g",
+             d.count, d.index, d.entries, d.v[0], d.v[1], d.v[2], d.v[3], d.v[4], d.v[5], d.v[6], d.v[7], d.v[8], d.v[9],
+             d.v[10], d.v[11], d.v[12], d.v[13], d.v[14], d.v[15], d.v[16], d.v[17], d.v[18], d.v[23], d.v[24], d.v[25],
+             d.v[26], d.v[27]);
+    return d.count;
+}
 
 splat_status splat__render_check(splat_gpu *g, splat_render_bufs *b, bool *overflow, uint32_t *needed, splat_error *err)
 {

@@ -79,6 +79,7 @@ typedef struct splat_render_bufs {
     splat_buf grad_img;     /* [H,W,4] dL/drgb, dL/dalpha (input of the backward) */
     splat_buf stats;        /* [cap,4] densification statistics */
     splat_buf gate;         /* uint: nonzero makes the backward leave the statistics alone */
+    splat_buf debug;        /* the first non-finite gradient the backward caught (splat__render_debug) */
     splat_buf readback;     /* host-visible copy of the counters (discrete GPUs) */
 } splat_render_bufs;
 
@@ -107,6 +108,10 @@ splat_status splat__render_check(splat_gpu *g, splat_render_bufs *b, bool *overf
 /* Grows the intersection buffers to hold at least `needed` (with headroom). */
 splat_status splat__render_bufs_grow_isect(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t needed,
                                            splat_error *err);
+
+/* How many Gaussians got a non-finite gradient (withheld from the optimizer) so far, and a
+ * description of the first. */
+uint32_t splat__render_debug(splat_gpu *g, splat_render_bufs *b, char *msg, size_t size);
 
 /* Immediate mode: renders one image through the stream (adaptive commits) and waits; grows and
  * re-renders on overflow. The image is in b->out_rgbt etc. when it returns. */

@@ -389,3 +389,9 @@ splat_status splat_trainer_run(splat_trainer *t, uint32_t until_step, splat_erro
 }
 
 uint32_t splat_trainer_step(const splat_trainer *t) { return t->step; }
+
+uint32_t splat_trainer_diagnostics(splat_trainer *t, char *msg, size_t size)
+{
+    if (size) msg[0] = '\0';
+    return splat__render_debug(t->g, &t->rb, msg, size);
+}
