@@ -187,7 +187,7 @@ SPLAT_TEST(train_adam_vs_ref)
             v[12 + k] = SPLAT_VIEW(bm[k]);
         }
         splat_train_push pc = {.n = n};
-        splat__cmd_dispatch_1d(splat__stream_cmd(&f.s), &f.pipes.adam, v, 17, &pc, sizeof pc, n);
+        splat__cmd_dispatch_1d(splat__stream_cmd(&f.s), &f.pipes.adam, v, 17, &pc, sizeof pc, (uint64_t)n * 59);
         T_OK(splat__stream_sync(&f.s, SPLAT_SYNC_COMMIT_AND_WAIT, &err), &err);
         for (int k = 0; k < 5; k++) {
             uint64_t cnt = (uint64_t)n * width[k];

@@ -158,7 +158,8 @@ void splat__train_record(splat_trainer *t, splat_cmd *c, uint32_t slot, bool bac
                          SPLAT_VIEW(g->quats),      SPLAT_VIEW(g->opacities),   SPLAT_VIEW(g->sh),
                          SPLAT_VIEW(m->means),      SPLAT_VIEW(m->log_scales),  SPLAT_VIEW(m->quats),
                          SPLAT_VIEW(m->opacities),  SPLAT_VIEW(m->sh)};
-    splat__cmd_dispatch_1d(c, &t->pipes.adam, adam, SPLAT_COUNTOF(adam), &pc, sizeof pc, t->count);
+    /* one thread per parameter element: 3 + 3 + 4 + 1 + 48 floats per Gaussian */
+    splat__cmd_dispatch_1d(c, &t->pipes.adam, adam, SPLAT_COUNTOF(adam), &pc, sizeof pc, (uint64_t)t->count * 59);
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "adam");
 }
