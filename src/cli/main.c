@@ -115,6 +115,18 @@ static int cmd_info(int argc, char **argv)
 static void progress_bar(void *user, const splat_train_progress *p)
 {
     (void)user;
+    static int tty = -1;
+    static uint32_t last_tenth = 0;
+    if (tty < 0) tty = isatty(2);
+    if (!tty) {
+        /* a log, not a terminal: a line every tenth of the run */
+        uint32_t tenth = p->steps ? (uint32_t)((uint64_t)10 * p->step / p->steps) : 0;
+        if (tenth == last_tenth && p->step != p->steps) return;
+        last_tenth = tenth;
+        fprintf(stderr, "step %u/%u  loss %.4f  psnr %.2f  %u Gaussians  %.1f it/s\n", p->step, p->steps, p->loss, p->psnr,
+                p->n_gaussians, p->iters_per_sec);
+        return;
+    }
     int width = 24, filled = p->steps ? (int)((uint64_t)width * p->step / p->steps) : 0;
     char bar[32];
     for (int k = 0; k < width; k++) bar[k] = k < filled ? '#' : '.';
