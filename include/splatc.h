@@ -152,6 +152,8 @@ typedef struct splat_render_desc {
     uint32_t sh_degree;              /* active SH degree (clamped to 3) */
     float background[3];
     uint32_t max_gaussians_per_tile; /* 0 = unlimited */
+    bool sh_half;                    /* SH coefficients stored as half floats on the GPU: half the memory of the
+                                        largest parameter group; all arithmetic and blending stay float */
 } splat_render_desc;
 
 /* Renders `scene` from each camera: images [n] of [H,W,3] floats in camera order, each
@@ -160,6 +162,18 @@ typedef struct splat_render_desc {
 splat_status splat_render(splat_ctx *ctx, const splat_scene *scene, const splat_camera *cams, uint32_t n,
                           const splat_render_desc *desc, float **images, splat_error *err);
 void splat_free(void *ptr);
+
+/* The differentiable rasterizer's backward, immediate mode: renders `scene` from `cam` and
+ * returns the gradient of a scalar loss L given dL/d(image) and dL/d(alpha):
+ *   d_rgb   [H,W,3]  dL/drgb of the rendered image (the background included)
+ *   d_alpha [H,W]    dL/dalpha, alpha = 1 - final transmittance; NULL for zero
+ * `grads` is initialised here (free with splat_scene_free): its arrays hold dL/d(means),
+ * dL/d(log_scales), dL/d(quats), dL/d(opacity logits) and dL/d(SH), zero above the active
+ * degree. `image` [H,W,3] and `alpha` [H,W] receive the forward render when not NULL.
+ * Deterministic: the same inputs give the same bits on the same device. */
+splat_status splat_render_backward(splat_ctx *ctx, const splat_scene *scene, const splat_camera *cam,
+                                   const splat_render_desc *desc, const float *d_rgb, const float *d_alpha,
+                                   splat_scene *grads, float *image, float *alpha, splat_error *err);
 
 /* ------------------------------------------------------------------ training */
 
@@ -194,6 +208,7 @@ typedef struct splat_train_desc {
      * until 15000, opacity reset every 3000 steps (docs/TRAIN.md). */
     uint32_t refine_start, refine_every, refine_stop, reset_every;
     uint32_t isect_capacity;         /* initial tile-intersection capacity (0: automatic); it grows on demand */
+    bool stream_images;              /* keep training images in host memory even when they fit on the device */
 } splat_train_desc;
 
 #define SPLAT_SH_DEGREE_0 0xffffffffu

@@ -409,8 +409,9 @@ static bool same_scene(const splat_scene *a, const splat_scene *b)
 }
 
 /* Training is deterministic: a run paused, checkpointed and resumed in a new trainer ends with
- * the same bits as an uninterrupted one; and a run that starts with a tiny intersection
- * capacity (so that iterations overflow, are discarded and re-run) ends the same too. The
+ * the same bits as an uninterrupted one; a run that starts with a tiny intersection capacity
+ * (so that iterations overflow, are discarded and re-run) ends the same too, and so does one
+ * that streams its images from host memory. The
  * schedule is compressed so that the runs cross refines, a reset and the SH degree steps. */
 SPLAT_TEST(train_resume_and_overflow_exact)
 {
@@ -431,6 +432,11 @@ SPLAT_TEST(train_resume_and_overflow_exact)
     }
     desc.isect_capacity = 64;
     if (run_to(ctx, &desc, 0, NULL, NULL, &c)) T_CHECK(same_scene(&a, &c), "the run that overflowed differs");
+    /* images streamed from host memory through the ring slots instead of resident */
+    splat_scene_free(&c);
+    desc.isect_capacity = 0;
+    desc.stream_images = true;
+    if (run_to(ctx, &desc, 0, NULL, NULL, &c)) T_CHECK(same_scene(&a, &c), "the run with streamed images differs");
     printf("  %u Gaussians after %u steps; resumed at %u\n", a.count, desc.steps, pause);
     splat_scene_free(&a);
     splat_scene_free(&b);

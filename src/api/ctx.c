@@ -114,7 +114,7 @@ splat_status splat_render(splat_ctx *ctx, const splat_scene *scene, const splat_
     splat_scene_gpu sg;
     splat_render_bufs rb;
     memset(&rb, 0, sizeof rb);
-    st = splat__scene_gpu_init(g, &sg, "scene", cap, err);
+    st = splat__scene_gpu_init_sh(g, &sg, "scene", cap, desc->sh_half, err);
     if (st != SPLAT_OK) return st;
     st = splat__scene_gpu_upload(g, &sg, scene, err);
     if (st == SPLAT_OK) st = splat__render_bufs_init(g, r, &rb, cap, cap * 8, max_w, max_h, err);
@@ -141,6 +141,65 @@ splat_status splat_render(splat_ctx *ctx, const splat_scene *scene, const splat_
         }
     splat__render_bufs_free(g, &rb);
     splat__scene_gpu_free(g, &sg);
+    return st;
+}
+
+splat_status splat_render_backward(splat_ctx *ctx, const splat_scene *scene, const splat_camera *cam,
+                                   const splat_render_desc *desc, const float *d_rgb, const float *d_alpha,
+                                   splat_scene *grads, float *image, float *alpha, splat_error *err)
+{
+    static const splat_render_desc defaults = {0};
+    if (!desc) desc = &defaults;
+    memset(grads, 0, sizeof *grads);
+    if (cam->width == 0 || cam->height == 0 || cam->width > 16384 || cam->height > 16384)
+        return splat__fail(err, SPLAT_ERR_INVALID_ARG, "camera size %ux%u (1..16384 each)", cam->width, cam->height);
+    splat_renderer *r;
+    splat_status st = splat__ctx_renderer(ctx, &r, err);
+    if (st != SPLAT_OK) return st;
+    splat_gpu *g = ctx->gpu;
+    uint32_t cap = scene->count ? scene->count : 1;
+    uint64_t px = (uint64_t)cam->width * cam->height;
+    splat_scene_gpu sg, gg;
+    splat_render_bufs rb;
+    memset(&sg, 0, sizeof sg);
+    memset(&gg, 0, sizeof gg);
+    memset(&rb, 0, sizeof rb);
+    float *buf = splat__malloc(px * 16);
+    if (!buf) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "render: out of host memory");
+    st = splat__scene_gpu_init_sh(g, &sg, "scene", cap, desc->sh_half, err);
+    if (st == SPLAT_OK) st = splat__scene_gpu_init(g, &gg, "grads", cap, err);
+    if (st == SPLAT_OK) st = splat__scene_gpu_upload(g, &sg, scene, err);
+    if (st == SPLAT_OK) st = splat__render_bufs_init(g, r, &rb, cap, cap * 8, cam->width, cam->height, err);
+    splat_render_opts opts = {.sh_degree = desc->sh_degree, .max_gaussians_per_tile = desc->max_gaussians_per_tile};
+    memcpy(opts.background, desc->background, sizeof opts.background);
+    if (st == SPLAT_OK) st = splat__render_image(&ctx->stream, r, &sg, &rb, cam, &opts, err);
+    if (st == SPLAT_OK) {
+        for (uint64_t p = 0; p < px; p++) {
+            for (int c = 0; c < 3; c++) buf[4 * p + c] = d_rgb[3 * p + c];
+            buf[4 * p + 3] = d_alpha ? d_alpha[p] : 0.0f;
+        }
+        st = splat__buf_upload(g, &rb.grad_img, 0, buf, px * 16, err);
+    }
+    if (st == SPLAT_OK) {
+        splat__render_bwd(splat__stream_cmd(&ctx->stream), r, &sg, &rb, scene->count, &gg, false);
+        st = splat__stream_sync(&ctx->stream, SPLAT_SYNC_COMMIT_AND_WAIT, err);
+    }
+    if (st == SPLAT_OK) st = splat_scene_init(grads, cap, err);
+    gg.count = scene->count;
+    if (st == SPLAT_OK) st = splat__scene_gpu_download(g, &gg, grads, err);
+    grads->sh_degree = scene->sh_degree;
+    if (st == SPLAT_OK && (image || alpha)) st = splat__buf_download(g, &rb.out_rgbt, 0, buf, px * 16, err);
+    if (st == SPLAT_OK)
+        for (uint64_t p = 0; p < px && (image || alpha); p++) {
+            if (image)
+                for (int c = 0; c < 3; c++) image[3 * p + c] = buf[4 * p + c];
+            if (alpha) alpha[p] = 1.0f - buf[4 * p + 3];
+        }
+    if (st != SPLAT_OK) splat_scene_free(grads);
+    splat__free(buf);
+    splat__render_bufs_free(g, &rb);
+    splat__scene_gpu_free(g, &sg);
+    splat__scene_gpu_free(g, &gg);
     return st;
 }
 

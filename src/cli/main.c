@@ -366,7 +366,8 @@ static int cmd_render(int argc, char **argv)
                    "Renders PNG images (DIR/render_NNNN.png). cameras.json: splatc's own or the original 3DGS one.\n\n"
                    "  --sh-degree D       active SH degree (default 3)\n"
                    "  --background R,G,B  background colour in [0,1] (default 0,0,0)\n"
-                   "  --max-gaussians-per-tile N\n%s",
+                   "  --max-gaussians-per-tile N\n"
+                   "  --sh-half           store SH coefficients as half floats on the GPU (half the memory)\n%s",
                    k_common_help);
             return 0;
         }
@@ -389,7 +390,8 @@ static int cmd_render(int argc, char **argv)
             if (sscanf(v, "%f,%f,%f", &rd.background[0], &rd.background[1], &rd.background[2]) != 3)
                 return usage_error("render", "--background expects R,G,B, got '%s'", v);
             i++;
-        } else if (a[0] != '-' && !ply) ply = a;
+        } else if (strcmp(a, "--sh-half") == 0) rd.sh_half = true;
+        else if (a[0] != '-' && !ply) ply = a;
         else return usage_error("render", "unknown or incomplete option '%s'", a);
     }
     if (!ply) return usage_error("render", "%sno scene given", "");

@@ -59,6 +59,10 @@ double splat__rng_uniform(splat_rng *rng);
 /* Standard normal. */
 double splat__rng_normal(splat_rng *rng);
 
+/* IEEE half precision, round to nearest even (overflow to infinity, NaN kept). */
+uint16_t splat__f32_to_f16(float f);
+float splat__f16_to_f32(uint16_t h);
+
 /* Monotonic wall clock in seconds. */
 double splat__now(void);
 

@@ -7,8 +7,15 @@
 splat_status splat__scene_gpu_init(splat_gpu *g, splat_scene_gpu *s, const char *name, uint32_t capacity,
                                    splat_error *err)
 {
+    return splat__scene_gpu_init_sh(g, s, name, capacity, false, err);
+}
+
+splat_status splat__scene_gpu_init_sh(splat_gpu *g, splat_scene_gpu *s, const char *name, uint32_t capacity, bool sh_half,
+                                      splat_error *err)
+{
     memset(s, 0, sizeof *s);
     s->capacity = capacity;
+    s->sh_half = sh_half;
     uint64_t n = capacity;
     char label[40];
     struct {
@@ -20,7 +27,7 @@ splat_status splat__scene_gpu_init(splat_gpu *g, splat_scene_gpu *s, const char 
         {&s->log_scales, "log_scales", n * 12},
         {&s->quats, "quats", n * 16},
         {&s->opacities, "opacities", n * 4},
-        {&s->sh, "sh", n * SPLAT_SH_COEFFS * 12},
+        {&s->sh, "sh", n * SPLAT_SH_COEFFS * (sh_half ? 6 : 12)},
     };
     for (size_t k = 0; k < SPLAT_COUNTOF(parts); k++) {
         snprintf(label, sizeof label, "%s.%s", name, parts[k].what);
@@ -53,7 +60,14 @@ splat_status splat__scene_gpu_upload(splat_gpu *g, splat_scene_gpu *dst, const s
     if (st == SPLAT_OK) st = splat__buf_upload(g, &dst->log_scales, 0, src->log_scales, n * 12, err);
     if (st == SPLAT_OK) st = splat__buf_upload(g, &dst->quats, 0, src->quats, n * 16, err);
     if (st == SPLAT_OK) st = splat__buf_upload(g, &dst->opacities, 0, src->opacities, n * 4, err);
-    if (st == SPLAT_OK) st = splat__buf_upload(g, &dst->sh, 0, src->sh, n * SPLAT_SH_COEFFS * 12, err);
+    if (st == SPLAT_OK && !dst->sh_half) st = splat__buf_upload(g, &dst->sh, 0, src->sh, n * SPLAT_SH_COEFFS * 12, err);
+    if (st == SPLAT_OK && dst->sh_half) {
+        uint16_t *h = splat__malloc(n * SPLAT_SH_COEFFS * 6 + 2);
+        if (!h) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "scene upload: out of host memory");
+        for (uint64_t k = 0; k < n * SPLAT_SH_COEFFS * 3; k++) h[k] = splat__f32_to_f16(src->sh[k]);
+        st = splat__buf_upload(g, &dst->sh, 0, h, n * SPLAT_SH_COEFFS * 6, err);
+        splat__free(h);
+    }
     if (st == SPLAT_OK) dst->count = src->count;
     return st;
 }
@@ -67,7 +81,14 @@ splat_status splat__scene_gpu_download(splat_gpu *g, const splat_scene_gpu *src,
     if (st == SPLAT_OK) st = splat__buf_download(g, &src->log_scales, 0, dst->log_scales, n * 12, err);
     if (st == SPLAT_OK) st = splat__buf_download(g, &src->quats, 0, dst->quats, n * 16, err);
     if (st == SPLAT_OK) st = splat__buf_download(g, &src->opacities, 0, dst->opacities, n * 4, err);
-    if (st == SPLAT_OK) st = splat__buf_download(g, &src->sh, 0, dst->sh, n * SPLAT_SH_COEFFS * 12, err);
+    if (st == SPLAT_OK && !src->sh_half) st = splat__buf_download(g, &src->sh, 0, dst->sh, n * SPLAT_SH_COEFFS * 12, err);
+    if (st == SPLAT_OK && src->sh_half) {
+        uint16_t *h = splat__malloc(n * SPLAT_SH_COEFFS * 6 + 2);
+        if (!h) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "scene download: out of host memory");
+        st = splat__buf_download(g, &src->sh, 0, h, n * SPLAT_SH_COEFFS * 6, err);
+        for (uint64_t k = 0; st == SPLAT_OK && k < n * SPLAT_SH_COEFFS * 3; k++) dst->sh[k] = splat__f16_to_f32(h[k]);
+        splat__free(h);
+    }
     if (st == SPLAT_OK) dst->count = src->count;
     return st;
 }
@@ -102,6 +123,8 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
         {&r->rasterize_bwd, {.shader = "rasterize_bwd", .n_bindings = 9, .spec = bwd_spec, .n_spec = 2}},
         {&r->project_bwd, {.shader = "project_bwd", .n_bindings = 19, .push_size = push}},
         {&r->project_bwd_stats, {.shader = "project_bwd", .n_bindings = 19, .push_size = push, .spec = &stats_on, .n_spec = 1}},
+        {&r->project_fwd_h, {.shader = "project_fwd_h", .n_bindings = 10}},
+        {&r->project_bwd_h, {.shader = "project_bwd_h", .n_bindings = 19, .push_size = push}},
     };
     splat_status st = splat__sorter_init(g, &r->sorter, NULL, err);
     for (size_t k = 0; k < SPLAT_COUNTOF(pipes) && st == SPLAT_OK; k++)
@@ -123,6 +146,8 @@ void splat__renderer_free(splat_renderer *r)
     splat__pipe_free(g, &r->rasterize_bwd);
     splat__pipe_free(g, &r->project_bwd);
     splat__pipe_free(g, &r->project_bwd_stats);
+    splat__pipe_free(g, &r->project_fwd_h);
+    splat__pipe_free(g, &r->project_bwd_h);
     memset(r, 0, sizeof *r);
 }
 
@@ -300,7 +325,8 @@ void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
     splat_view proj_views[] = {SPLAT_VIEW(b->frame), SPLAT_VIEW(scene->means), SPLAT_VIEW(scene->log_scales),
                                SPLAT_VIEW(scene->quats), SPLAT_VIEW(scene->opacities), SPLAT_VIEW(scene->sh),
                                SPLAT_VIEW(b->proj), SPLAT_VIEW(b->radii), SPLAT_VIEW(b->tiles), SPLAT_VIEW(b->counters)};
-    splat__cmd_dispatch_1d(c, &r->project_fwd, proj_views, SPLAT_COUNTOF(proj_views), NULL, 0, n);
+    splat__cmd_dispatch_1d(c, scene->sh_half ? &r->project_fwd_h : &r->project_fwd, proj_views, SPLAT_COUNTOF(proj_views),
+                           NULL, 0, n);
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "project_fwd");
 
@@ -372,8 +398,10 @@ void splat__render_bwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
                                SPLAT_VIEW(grads->log_scales), SPLAT_VIEW(grads->quats), SPLAT_VIEW(grads->opacities),
                                SPLAT_VIEW(grads->sh), SPLAT_VIEW(b->stats), SPLAT_VIEW(b->offsets),
                                SPLAT_VIEW(b->tiles), SPLAT_VIEW(b->gate), SPLAT_VIEW(b->debug), SPLAT_VIEW(b->proj)};
-    splat__cmd_dispatch_1d(c, stats ? &r->project_bwd_stats : &r->project_bwd, proj_views, SPLAT_COUNTOF(proj_views), &pc,
-                           sizeof pc, n);
+    /* half-float SH is for rendering; training (the statistics) keeps float parameters */
+    SPLAT_ASSERT(!(stats && scene->sh_half));
+    const splat_pipe *pb = scene->sh_half ? &r->project_bwd_h : stats ? &r->project_bwd_stats : &r->project_bwd;
+    splat__cmd_dispatch_1d(c, pb, proj_views, SPLAT_COUNTOF(proj_views), &pc, sizeof pc, n);
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "project_bwd");
 }

@@ -30,15 +30,19 @@ typedef struct splat_render_opts {
  * gradients of a scene have the same shape, so they use this type too. */
 typedef struct splat_scene_gpu {
     uint32_t count, capacity;
+    bool sh_half;           /* SH stored as half floats (rendering; training keeps float) */
     splat_buf means;        /* [cap,3] */
     splat_buf log_scales;   /* [cap,3] */
     splat_buf quats;        /* [cap,4] */
     splat_buf opacities;    /* [cap] */
-    splat_buf sh;           /* [cap,16,3] */
+    splat_buf sh;           /* [cap,16,3] float, or half floats with sh_half */
 } splat_scene_gpu;
 
 splat_status splat__scene_gpu_init(splat_gpu *g, splat_scene_gpu *s, const char *name, uint32_t capacity,
                                    splat_error *err);
+/* The same, choosing the SH storage; uploads and downloads convert. */
+splat_status splat__scene_gpu_init_sh(splat_gpu *g, splat_scene_gpu *s, const char *name, uint32_t capacity, bool sh_half,
+                                      splat_error *err);
 void splat__scene_gpu_free(splat_gpu *g, splat_scene_gpu *s);
 /* Immediate copies of rows [0, count) (setup and tests; never in the loop). */
 splat_status splat__scene_gpu_upload(splat_gpu *g, splat_scene_gpu *dst, const splat_scene *src, splat_error *err);
@@ -51,6 +55,7 @@ typedef struct splat_renderer {
     splat_sorter sorter;
     splat_pipe project_fwd, isect_setup, isect_fwd, ranges_fwd, rasterize_fwd;
     splat_pipe rasterize_bwd, project_bwd, project_bwd_stats;
+    splat_pipe project_fwd_h, project_bwd_h;   /* half-float SH */
 } splat_renderer;
 
 splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *err);

@@ -93,7 +93,7 @@ static splat_status upload_images(splat_trainer *t, splat_error *err)
     }
     /* Resident when the store fits one binding and leaves most of the device to the Gaussians;
      * otherwise each iteration's image is copied from host memory into its ring slot. */
-    t->streamed = total > g->info.max_storage_range || total > g->info.device_local_heap / 3;
+    t->streamed = t->desc.stream_images || total > g->info.max_storage_range || total > g->info.device_local_heap / 3;
     uint64_t offset = 0;
     for (uint32_t v = 0; v < t->ds.n_views && st == SPLAT_OK; v++) {
         const splat_camera *c = &t->ds.views[v].camera;

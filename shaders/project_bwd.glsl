@@ -1,0 +1,191 @@
+// Backward preprocess, one thread per Gaussian: the chain rule from the 2D gradients the
+// rasterizer accumulated (mean2d, conic, opacity, colour) to means, log-scales, quaternions,
+// opacity logits and SH coefficients (docs/RASTER.md section 4). It overwrites every gradient
+// row, zero for culled Gaussians. With STATS it also accumulates what densification needs.
+#include "common.glsl"
+#include "render_types.h"
+#include "render_common.glsl"
+
+layout(local_size_x = 256) in;
+layout(constant_id = 0) const uint STATS = 0u;
+
+layout(std430, binding = 0) readonly buffer FrameBuf { splat_frame frame; };
+layout(std430, binding = 1) readonly buffer Means { float means[]; };        // [N,3]
+layout(std430, binding = 2) readonly buffer Scales { float log_scales[]; };  // [N,3]
+layout(std430, binding = 3) readonly buffer Quats { vec4 quats[]; };         // [N]
+layout(std430, binding = 4) readonly buffer Opac { float opacities[]; };     // [N]
+#ifdef SPLAT_SH_HALF
+layout(std430, binding = 5) readonly buffer SH { uint sh_h[]; };             // [N,16,3] halves, two per uint
+#else
+layout(std430, binding = 5) readonly buffer SH { float sh[]; };              // [N,16,3]
+#endif
+#include "sh_access.glsl"
+layout(std430, binding = 6) readonly buffer Radii { vec2 radii[]; };         // [N] 0: culled
+layout(std430, binding = 18) readonly buffer ProjBuf { vec4 proj[]; };        // [N,3] the forward's record
+layout(std430, binding = 7) readonly buffer Partial { float partial[]; };    // [M,9] per intersection, by emission index
+layout(std430, binding = 8) writeonly buffer GMeans { float g_means[]; };    // [N,3]
+layout(std430, binding = 9) writeonly buffer GScales { float g_scales[]; };  // [N,3]
+layout(std430, binding = 10) writeonly buffer GQuats { vec4 g_quats[]; };    // [N]
+layout(std430, binding = 11) writeonly buffer GOpac { float g_opac[]; };     // [N]
+layout(std430, binding = 12) writeonly buffer GSH { float g_sh[]; };         // [N,16,3]
+layout(std430, binding = 13) buffer Stats { vec4 stats[]; };                 // [N] grad2d norm sum, count, max radius / max(W,H)
+layout(std430, binding = 14) readonly buffer Offsets { uint offsets[]; };     // [N] first emission index
+layout(std430, binding = 15) readonly buffer Tiles { uint tiles_touched[]; }; // [N] number of entries
+layout(std430, binding = 16) readonly buffer Gate { uint skip_updates; };      // nonzero: leave the statistics alone
+// The first Gaussian whose gradient came out non-finite, with what produced it (diagnostics).
+layout(std430, binding = 17) buffer Debug { uint dbg_count; uint dbg_index; uint dbg_entries; uint dbg_pad; float dbg[28]; };
+
+layout(push_constant) uniform Push { splat_render_push pc; };
+
+
+void write_grads(uint i, vec3 dmu, vec3 dls, vec4 dq, float dop)
+{
+    g_means[3u * i] = dmu.x;
+    g_means[3u * i + 1u] = dmu.y;
+    g_means[3u * i + 2u] = dmu.z;
+    g_scales[3u * i] = dls.x;
+    g_scales[3u * i + 1u] = dls.y;
+    g_scales[3u * i + 2u] = dls.z;
+    g_quats[i] = dq;
+    g_opac[i] = dop;
+}
+
+void main()
+{
+    uint i = splat_global_id();
+    if (i >= frame.n_gaussians) return;
+    vec2 rad = radii[i];
+    if (rad.x == 0.0) {
+        write_grads(i, vec3(0.0), vec3(0.0), vec4(0.0), 0.0);
+        for (uint k = 0u; k < 48u; k++) g_sh[48u * i + k] = 0.0;
+        return;
+    }
+    splat_gpu_camera cam = frame.cam;
+    // This Gaussian's entries, one per touched tile, added in order: deterministic.
+    float g[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    uint e_end = min(offsets[i] + tiles_touched[i], pc.isect_capacity);
+    for (uint e = offsets[i]; e < e_end; e++)
+        for (uint k = 0u; k < 9u; k++) g[k] += partial[9u * e + k];
+    vec2 d_mean2d = vec2(g[0], g[1]);
+    vec3 d_conic = vec3(g[2], g[3], g[4]);
+    float d_alpha = g[5];
+    vec3 d_rgb = vec3(g[6], g[7], g[8]);
+
+    // Recompute the forward.
+    vec3 mu = vec3(means[3u * i], means[3u * i + 1u], means[3u * i + 2u]);
+    vec3 s = exp(vec3(log_scales[3u * i], log_scales[3u * i + 1u], log_scales[3u * i + 2u]));
+    vec4 q = quats[i];
+    float inv_n = inversesqrt(dot(q, q));
+    vec4 qn = q * inv_n;
+    mat3 R = cam_rotation(cam);
+    vec3 p = R * mu + cam_translation(cam);
+    mat3 Rq = quat_to_rot(qn);
+    mat3 M = Rq * mat3(s.x, 0.0, 0.0, 0.0, s.y, 0.0, 0.0, 0.0, s.z);
+    Proj2 pr = project_point(p, cam);
+    mat3x2 JR = pr.J * R;
+    mat3x2 T = JR * M;
+    // The conic exactly as project_fwd computed it.
+    float a, b, c, det;
+    blurred_cov2d(T, a, b, c, det);
+    mat2 Q = mat2(c, -b, -b, a) / det;
+
+    // conic -> covariance: dL/dSigma = -Q dL/dQ Q, with the off-diagonal gradient shared by
+    // the two symmetric entries.
+    mat2 GQ = mat2(d_conic.x, 0.5 * d_conic.y, 0.5 * d_conic.y, d_conic.z);
+    mat2 G = -(Q * GQ * Q);
+    // cov = T T^T (+ blur): dL/dT = 2 G T
+    mat3x2 dT = 2.0 * (G * T);
+    mat3 dM = transpose(JR) * dT;
+    mat3x2 dJ = (dT * transpose(M)) * transpose(R);
+
+    // M = Rq diag(s)
+    mat3 dRq = mat3(dM[0] * s.x, dM[1] * s.y, dM[2] * s.z);
+    vec3 ds = vec3(dot(dM[0], Rq[0]), dot(dM[1], Rq[1]), dot(dM[2], Rq[2]));
+    vec3 d_log_scale = ds * s;
+    // Rq(w,x,y,z): entry (row r, col c) is Rq[c][r]; G_rc below.
+    float w = qn.x, x = qn.y, y = qn.z, z = qn.w;
+    float G00 = dRq[0][0], G01 = dRq[1][0], G02 = dRq[2][0];
+    float G10 = dRq[0][1], G11 = dRq[1][1], G12 = dRq[2][1];
+    float G20 = dRq[0][2], G21 = dRq[1][2], G22 = dRq[2][2];
+    vec4 dqn = 2.0 * vec4(-z * G01 + y * G02 + z * G10 - x * G12 - y * G20 + x * G21,
+                          y * G01 + z * G02 + y * G10 - 2.0 * x * G11 - w * G12 + z * G20 + w * G21 - 2.0 * x * G22,
+                          -2.0 * y * G00 + x * G01 + w * G02 + x * G10 + z * G12 - w * G20 + z * G21 - 2.0 * y * G22,
+                          -2.0 * z * G00 - w * G01 + x * G02 + w * G10 - 2.0 * z * G11 + y * G12 + x * G20 + y * G21);
+    vec4 dq = (dqn - qn * dot(qn, dqn)) * inv_n;
+
+    // J and mean2d -> camera-space point
+    float rz = 1.0 / p.z, rz2 = rz * rz, rz3 = rz2 * rz;
+    vec3 dp = vec3(cam.fx * rz * d_mean2d.x, cam.fy * rz * d_mean2d.y,
+                   -(cam.fx * p.x * d_mean2d.x + cam.fy * p.y * d_mean2d.y) * rz2);
+    dp.z += -cam.fx * rz2 * dJ[0][0] - cam.fy * rz2 * dJ[1][1];
+    if (!pr.clamped.x) {
+        dp.x += -cam.fx * rz2 * dJ[2][0];
+        dp.z += 2.0 * cam.fx * p.x * rz3 * dJ[2][0];
+    } else {
+        dp.z += cam.fx * pr.t.x * rz3 * dJ[2][0];
+    }
+    if (!pr.clamped.y) {
+        dp.y += -cam.fy * rz2 * dJ[2][1];
+        dp.z += 2.0 * cam.fy * p.y * rz3 * dJ[2][1];
+    } else {
+        dp.z += cam.fy * pr.t.y * rz3 * dJ[2][1];
+    }
+    vec3 dmu = transpose(R) * dp;
+
+    // Colour: SH coefficients, and the view direction back to the mean.
+    vec3 v = mu - vec3(frame.campos[0], frame.campos[1], frame.campos[2]);
+    float inv_len = inversesqrt(dot(v, v));
+    vec3 dir = v * inv_len;
+    float Y[16];
+    sh_basis(dir, frame.sh_degree, Y);
+    uint n_coeffs = (frame.sh_degree + 1u) * (frame.sh_degree + 1u);
+    vec3 raw = vec3(0.5);
+    for (uint k = 0u; k < n_coeffs; k++) raw += Y[k] * sh_coeff(i, k);
+    vec3 d_raw = d_rgb * vec3(greaterThanEqual(raw, vec3(0.0)));
+    for (uint k = 0u; k < 16u; k++) {
+        vec3 gk = k < n_coeffs ? Y[k] * d_raw : vec3(0.0);
+        uint base = (i * 16u + k) * 3u;
+        g_sh[base] = gk.x;
+        g_sh[base + 1u] = gk.y;
+        g_sh[base + 2u] = gk.z;
+    }
+    if (frame.sh_degree > 0u) {
+        vec3 dY[16];
+        sh_basis_grad(dir, frame.sh_degree, dY);
+        vec3 d_dir = vec3(0.0);
+        for (uint k = 1u; k < n_coeffs; k++) d_dir += dY[k] * dot(sh_coeff(i, k), d_raw);
+        dmu += (d_dir - dir * dot(dir, d_dir)) * inv_len;
+    }
+
+    float alpha = sigmoid(opacities[i]);
+    float d_logit = d_alpha * alpha * (1.0 - alpha);
+    if (!all_finite(vec4(dmu, d_logit)) || !all_finite(vec4(d_log_scale, 0.0)) || !all_finite(dq)) {
+        // Never hand a non-finite gradient to the optimizer: record it, and give this Gaussian
+        // none this step.
+        if (atomicAdd(dbg_count, 1u) == 0u) {
+            dbg_index = i;
+            dbg_entries = tiles_touched[i];
+            for (uint k = 0u; k < 9u; k++) dbg[k] = g[k];
+            vec4 p0 = proj[3u * i], p1 = proj[3u * i + 1u], p2 = proj[3u * i + 2u];
+            dbg[9] = p0.x, dbg[10] = p0.y, dbg[11] = p0.z, dbg[12] = p0.w;
+            dbg[13] = p1.x, dbg[14] = p1.y, dbg[15] = p1.z, dbg[16] = p1.w;
+            dbg[17] = rad.x, dbg[18] = rad.y;
+            dbg[19] = dmu.x, dbg[20] = d_log_scale.x, dbg[21] = dq.x, dbg[22] = d_logit;
+            dbg[23] = p.x, dbg[24] = p.y, dbg[25] = p.z, dbg[26] = s.x, dbg[27] = inv_n;
+        }
+        write_grads(i, vec3(0.0), vec3(0.0), vec4(0.0), 0.0);
+        for (uint k = 0u; k < 48u; k++) g_sh[48u * i + k] = 0.0;
+        return;
+    }
+    write_grads(i, dmu, d_log_scale, dq, d_logit);
+
+    if (STATS != 0u && skip_updates == 0u) {
+        // gsplat's default strategy: the pixel-space mean gradient scaled to NDC units.
+        vec2 g = d_mean2d * vec2(0.5 * float(cam.width), 0.5 * float(cam.height));
+        vec4 st = stats[i];
+        st.x += length(g);
+        st.y += 1.0;
+        st.z = max(st.z, max(rad.x, rad.y) / float(max(cam.width, cam.height)));
+        stats[i] = st;
+    }
+}

@@ -1,0 +1,104 @@
+// Forward preprocess, one thread per Gaussian (docs/RASTER.md section 1): culling, EWA
+// projection, conic, opacity-aware extent, exact tile count, SH colour, depth. The tile count
+// is computed from the stored outputs (conic, mean2d, tau, radii) exactly as isect_fwd
+// recomputes it, so the two always agree.
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_ballot : require
+#include "common.glsl"
+#include "render_types.h"
+#include "render_common.glsl"
+
+layout(local_size_x = 256) in;
+
+layout(std430, binding = 0) readonly buffer FrameBuf { splat_frame frame; };
+layout(std430, binding = 1) readonly buffer Means { float means[]; };           // [N,3]
+layout(std430, binding = 2) readonly buffer Scales { float log_scales[]; };     // [N,3]
+layout(std430, binding = 3) readonly buffer Quats { vec4 quats[]; };            // [N] (w,x,y,z)
+layout(std430, binding = 4) readonly buffer Opac { float opacities[]; };        // [N] logits
+#ifdef SPLAT_SH_HALF
+layout(std430, binding = 5) readonly buffer SH { uint sh_h[]; };                // [N,16,3] halves, two per uint
+#else
+layout(std430, binding = 5) readonly buffer SH { float sh[]; };                 // [N,16,3]
+#endif
+#include "sh_access.glsl"
+layout(std430, binding = 6) writeonly buffer ProjBuf { vec4 proj[]; };          // [N,3] vec4
+layout(std430, binding = 7) writeonly buffer Radii { vec2 radii[]; };          // [N] ellipse half-widths (0: culled)
+layout(std430, binding = 8) writeonly buffer Tiles { uint tiles_touched[]; };   // [N]
+layout(std430, binding = 9) buffer Count { splat_counters counters; };
+
+
+void cull(uint i)
+{
+    tiles_touched[i] = 0u;
+    radii[i] = vec2(0.0);
+    proj[3u * i + 0u] = vec4(0.0);
+    proj[3u * i + 1u] = vec4(0.0);
+    proj[3u * i + 2u] = vec4(0.0);
+}
+
+void main()
+{
+    uint i = splat_global_id();
+    if (i >= frame.n_gaussians) return;
+    splat_gpu_camera cam = frame.cam;
+
+    vec3 mu = vec3(means[3u * i], means[3u * i + 1u], means[3u * i + 2u]);
+    vec3 ls = vec3(log_scales[3u * i], log_scales[3u * i + 1u], log_scales[3u * i + 2u]);
+    vec4 q = quats[i];
+    float o = opacities[i];
+    if (!all_finite(vec4(mu, o)) || !all_finite(vec4(ls, 0.0)) || !all_finite(q)) {
+        atomicOr(counters.nonfinite, 1u);
+        cull(i);
+        return;
+    }
+    mat3 R = cam_rotation(cam);
+    vec3 p = R * mu + cam_translation(cam);
+    float n2 = dot(q, q);
+    if (!(p.z > float(SPLAT_NEAR)) || n2 == 0.0) {
+        cull(i);
+        return;
+    }
+    mat3 Rq = quat_to_rot(q * inversesqrt(n2));
+    mat3 M = Rq * mat3(exp(ls.x), 0.0, 0.0, 0.0, exp(ls.y), 0.0, 0.0, 0.0, exp(ls.z));
+    Proj2 pr = project_point(p, cam);
+    // cov2d = (J R M)(J R M)^T: one 2x3 product, symmetric by construction.
+    mat3x2 T = pr.J * R * M;
+    float a, b, c, det;
+    blurred_cov2d(T, a, b, c, det);
+    float alpha = sigmoid(o);
+    if (!(det > 0.0) || !(alpha >= ALPHA_MIN)) {
+        cull(i);
+        return;
+    }
+    vec3 conic = vec3(c, -b, a) / det;
+    float tau = min(log(alpha / ALPHA_MIN), 0.5 * float(SPLAT_SIGMA_CAP * SPLAT_SIGMA_CAP));
+    vec2 radius = vec2(sqrt(2.0 * tau * a), sqrt(2.0 * tau * c));
+    ivec4 tr = candidate_tiles(pr.mean2d, radius, frame.tiles_x, frame.tiles_y);
+    uint count = 0u;
+    for (int ty = tr.y; ty <= tr.w; ty++)
+        for (int tx = tr.x; tx <= tr.z; tx++)
+            count += tile_touched(conic, pr.mean2d, tau, uint(tx), uint(ty), cam.width, cam.height) ? 1u : 0u;
+    if (count == 0u) {
+        cull(i);
+        return;
+    }
+
+    vec3 dir = normalize(mu - vec3(frame.campos[0], frame.campos[1], frame.campos[2]));
+    float Y[16];
+    sh_basis(dir, frame.sh_degree, Y);
+    uint n_coeffs = (frame.sh_degree + 1u) * (frame.sh_degree + 1u);
+    vec3 rgb = vec3(0.5);
+    for (uint k = 0u; k < n_coeffs; k++) rgb += Y[k] * sh_coeff(i, k);
+    if (!all_finite(vec4(rgb, 0.0))) {
+        atomicOr(counters.nonfinite, 1u);
+        cull(i);
+        return;
+    }
+    rgb = max(rgb, vec3(0.0));
+
+    tiles_touched[i] = count;
+    proj[3u * i + 0u] = vec4(pr.mean2d, p.z, alpha);
+    proj[3u * i + 1u] = vec4(conic, tau);
+    proj[3u * i + 2u] = vec4(rgb, 0.0);
+    radii[i] = radius;
+}

@@ -1,0 +1,111 @@
+/* The public rendering API (include/splatc.h) against the CPU reference. */
+#include "harness.h"
+#include "raster_support.h"
+
+static double rel_norm_err(const float *a, const double *b, uint64_t n)
+{
+    double num = 0, den = 0;
+    for (uint64_t i = 0; i < n; i++) num += (a[i] - b[i]) * (a[i] - b[i]), den += b[i] * b[i];
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* splat_render and splat_render_backward on a random scene: image, alpha and every gradient
+ * group. Tiles where the tile test was borderline and pixels with a borderline decision get no
+ * upstream gradient and are not compared (docs/RASTER.md, last section). */
+static void check_api(bool sh_half)
+{
+    splat_ctx *ctx;
+    splat_error err = {0};
+    T_OK(splat_ctx_init(&ctx, NULL, &err), &err);
+    uint32_t W = 40 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 40), H = 30 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 30);
+    splat_camera cam = t_random_camera(W, H);
+    splat_scene s;
+    t_random_scene(&s, 200, &cam);
+    splat_render_desc desc = {.sh_degree = (uint32_t)(splat__rng_u64(splat_test_rng()) % 4), .sh_half = sh_half};
+    /* with half-float storage the GPU sees the coefficients rounded to half: so does the reference */
+    if (sh_half)
+        for (uint64_t k = 0; k < s.count * 48ull; k++) s.sh[k] = splat__f16_to_f32(splat__f32_to_f16(s.sh[k]));
+    for (int c = 0; c < 3; c++) desc.background[c] = (float)t_uniform(0, 1);
+    splat_ref_settings set = {.sh_degree = desc.sh_degree};
+    memcpy(set.background, desc.background, sizeof set.background);
+    splat_ref_proj *proj = calloc(s.count, sizeof *proj);
+    splat_ref_lists lists;
+    splat_ref_image ref;
+    T_OK(splat_ref_render(&s, &cam, &set, proj, &lists, &ref, &err), &err);
+    uint64_t px = (uint64_t)W * H;
+    bool *skip = calloc(px, 1);
+    for (uint64_t p = 0; p < px; p++) skip[p] = ref.margin[p] < T_PIXEL_MARGIN;
+    for (uint32_t k = 0; k < lists.n_border; k++) {
+        uint32_t tx = lists.border_tile[k] % lists.tiles_x, ty = lists.border_tile[k] / lists.tiles_x;
+        for (uint32_t y = ty * 16; y < SPLAT_MIN(ty * 16 + 16, H); y++)
+            for (uint32_t x = tx * 16; x < SPLAT_MIN(tx * 16 + 16, W); x++) skip[y * W + x] = true;
+    }
+    float *d_rgb = calloc(px * 3, 4), *d_alpha = calloc(px, 4), *img = malloc(px * 12), *alpha = malloc(px * 4);
+    for (uint64_t p = 0; p < px; p++)
+        if (!skip[p]) {
+            for (int c = 0; c < 3; c++) d_rgb[3 * p + c] = (float)t_uniform(-1, 1);
+            d_alpha[p] = (float)t_uniform(-1, 1);
+        }
+    splat_scene grads;
+    T_OK(splat_render_backward(ctx, &s, &cam, &desc, d_rgb, d_alpha, &grads, img, alpha, &err), &err);
+    float *fwd = NULL;
+    T_OK(splat_render(ctx, &s, &cam, 1, &desc, &fwd, &err), &err);
+    double worst = 0;
+    for (uint64_t p = 0; p < px; p++) {
+        if (skip[p]) continue;
+        for (int c = 0; c < 3; c++) {
+            worst = fmax(worst, fabs(img[3 * p + c] - ref.rgb[3 * p + c]));
+            T_CHECK(fwd[3 * p + c] == img[3 * p + c], "splat_render and splat_render_backward render differently");
+        }
+        worst = fmax(worst, fabs(alpha[p] - (1 - ref.T[p])));
+    }
+    T_CHECK(worst < 1e-4, "image/alpha max error %.3g", worst);
+    splat_ref_grads rg;
+    T_OK(splat_ref_grads_init(&rg, s.count, &err), &err);
+    splat_ref_backward(&s, &cam, &set, proj, &lists, &ref, d_rgb, d_alpha, &rg);
+    double e[5] = {rel_norm_err(grads.means, rg.means, s.count * 3ull), rel_norm_err(grads.log_scales, rg.log_scales, s.count * 3ull),
+                   rel_norm_err(grads.quats, rg.quats, s.count * 4ull), rel_norm_err(grads.opacities, rg.opacities, s.count),
+                   rel_norm_err(grads.sh, rg.sh, s.count * 48ull)};
+    printf("  %s %ux%u degree %u: image error %.2e, gradient errors %.1e %.1e %.1e %.1e %.1e\n", sh_half ? "half SH" : "float SH", W, H, desc.sh_degree, worst, e[0],
+           e[1], e[2], e[3], e[4]);
+    for (int k = 0; k < 5; k++) T_CHECK(e[k] < 1e-4, "gradient group %d: normalised error %.3g", k, e[k]);
+    splat_ref_grads_free(&rg);
+    splat_free(fwd);
+    splat_scene_free(&grads);
+    free(d_rgb), free(d_alpha), free(img), free(alpha), free(skip), free(proj);
+    splat_ref_lists_free(&lists);
+    splat_ref_image_free(&ref);
+    splat_scene_free(&s);
+    splat_ctx_free(ctx);
+}
+
+SPLAT_TEST(api_render_backward_vs_ref) { check_api(false); }
+SPLAT_TEST(api_render_sh_half_vs_ref) { check_api(true); }
+
+/* Half floats: known encodings, round to nearest even, and every half value round-trips. */
+SPLAT_TEST(core_half_float)
+{
+    const struct { float f; uint16_t h; } known[] = {
+        {0.0f, 0x0000}, {-0.0f, 0x8000}, {1.0f, 0x3c00}, {-2.0f, 0xc000}, {65504.0f, 0x7bff}, {65520.0f, 0x7c00},
+        {0.333251953125f, 0x3555}, {5.960464477539063e-08f, 0x0001}, {6.097555160522461e-05f, 0x03ff},
+        {1.0009765625f, 0x3c01}, {1.00048828125f, 0x3c00} /* halfway: to even */, {1.00146484375f, 0x3c02} /* halfway: to even */,
+    };
+    for (size_t k = 0; k < SPLAT_COUNTOF(known); k++)
+        T_CHECK(splat__f32_to_f16(known[k].f) == known[k].h, "%.10g -> 0x%04x, expected 0x%04x", known[k].f,
+                splat__f32_to_f16(known[k].f), known[k].h);
+    T_CHECK(isinf(splat__f16_to_f32(0x7c00)) && isnan(splat__f16_to_f32(splat__f32_to_f16(NAN))));
+    uint32_t bad = 0;
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) continue; /* NaNs */
+        bad += splat__f32_to_f16(splat__f16_to_f32((uint16_t)h)) != h;
+    }
+    T_CHECK(bad == 0, "%u half values do not round-trip", bad);
+    /* random floats: the nearest half, checked against its neighbours */
+    for (int k = 0; k < 10000; k++) {
+        float f = (float)(t_uniform(-1, 1) * pow(2, t_uniform(-20, 15)));
+        uint16_t h = splat__f32_to_f16(f);
+        double e = fabs(splat__f16_to_f32(h) - (double)f);
+        double e1 = fabs(splat__f16_to_f32((uint16_t)(h + 1)) - (double)f), e0 = h & 0x3ff ? fabs(splat__f16_to_f32((uint16_t)(h - 1)) - (double)f) : e;
+        T_REQUIRE(e <= e1 && e <= e0, "%.9g -> 0x%04x not the nearest", f, h);
+    }
+}
