@@ -54,6 +54,11 @@ splat_rng *splat_test_rng(void);
 uint64_t splat_test_seed(void);
 double t_uniform(double lo, double hi);
 
+/* Fault injection: with t_failing_allocator installed (splat_set_allocator), allocation
+ * number t_fail_after (0-based) and every later one fail; -1 never fails. */
+extern int t_fail_after;
+extern const splat_allocator t_failing_allocator;
+
 /* A scratch directory private to the running case (created on first use, removed at exit
  * when the case passes). Returns a path inside it for `name`. */
 const char *splat_test_path(const char *name);

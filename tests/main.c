@@ -32,6 +32,32 @@ void splat_test_register(const char *name, splat_test_fn fn)
     g_count++;
 }
 
+int t_fail_after = -1;
+
+static void *failing_alloc(void *user, size_t size)
+{
+    (void)user;
+    if (t_fail_after == 0) return NULL;
+    if (t_fail_after > 0) t_fail_after--;
+    return malloc(size ? size : 1);
+}
+
+static void *failing_realloc(void *user, void *p, size_t size)
+{
+    (void)user;
+    if (t_fail_after == 0) return NULL;
+    if (t_fail_after > 0) t_fail_after--;
+    return realloc(p, size ? size : 1);
+}
+
+static void plain_free(void *user, void *p)
+{
+    (void)user;
+    free(p);
+}
+
+const splat_allocator t_failing_allocator = {failing_alloc, failing_realloc, plain_free, NULL};
+
 const char *splat_test_errmsg(const splat_error *err) { return err ? err->msg : ""; }
 
 void splat_test_fail(const char *file, int line, const char *what, const char *fmt, ...)

@@ -18,26 +18,6 @@ SPLAT_TEST(core_error_keeps_first)
     T_CHECK(splat__fail(NULL, SPLAT_ERR_LIMIT, "ignored") == SPLAT_ERR_LIMIT);
 }
 
-static int g_fail_after = -1;
-static void *failing_alloc(void *user, size_t size)
-{
-    (void)user;
-    if (g_fail_after == 0) return NULL;
-    if (g_fail_after > 0) g_fail_after--;
-    return malloc(size);
-}
-static void *failing_realloc(void *user, void *p, size_t size)
-{
-    (void)user;
-    if (g_fail_after == 0) return NULL;
-    if (g_fail_after > 0) g_fail_after--;
-    return realloc(p, size);
-}
-static void plain_free(void *user, void *p)
-{
-    (void)user;
-    free(p);
-}
 
 SPLAT_TEST(core_scene_alloc_faults)
 {
@@ -45,8 +25,8 @@ SPLAT_TEST(core_scene_alloc_faults)
      * nothing (ASan checks the leak part). */
     uint32_t cap = 1 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 1000);
     for (int k = 0; k < 5; k++) {
-        g_fail_after = k;
-        splat_set_allocator(&(splat_allocator){failing_alloc, failing_realloc, plain_free, NULL});
+        t_fail_after = k;
+        splat_set_allocator(&t_failing_allocator);
         splat_scene s;
         splat_error err = {0};
         splat_status st = splat_scene_init(&s, cap, &err);

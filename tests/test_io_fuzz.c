@@ -294,26 +294,6 @@ SPLAT_TEST(io_fuzz_parsers)
 
 /* ------------------------------------------------------------- allocation faults */
 
-static int g_fail_after = -1;
-static void *failing_alloc(void *user, size_t size)
-{
-    (void)user;
-    if (g_fail_after == 0) return NULL;
-    if (g_fail_after > 0) g_fail_after--;
-    return malloc(size);
-}
-static void *failing_realloc(void *user, void *p, size_t size)
-{
-    (void)user;
-    if (g_fail_after == 0) return NULL;
-    if (g_fail_after > 0) g_fail_after--;
-    return realloc(p, size);
-}
-static void plain_free(void *user, void *p)
-{
-    (void)user;
-    free(p);
-}
 
 typedef enum fault_op { OP_COLMAP_BIN, OP_COLMAP_TXT, OP_NERF, OP_PLY_READ, OP_PLY_WRITE, OP_CKPT_READ, OP_CKPT_WRITE,
                         OP_CAMS_READ, OP_CAMS_WRITE, OP_PNG, OP_JPEG, OP_SAVE_PNG, OP_DOWNSAMPLE, OP_COUNT } fault_op;
@@ -334,7 +314,7 @@ static splat_status run_op(fault_op op, splat_error *err)
     static const char *const out_names[1] = {"n"};
     uint8_t px[4 * 6 * 4] = {0};
     splat_image in = {6, 4, px};
-    splat_allocator hooks = {failing_alloc, failing_realloc, plain_free, NULL};
+    splat_allocator hooks = t_failing_allocator;
     splat_set_allocator(&hooks);
     switch (op) {
     case OP_COLMAP_BIN: st = splat_dataset_load(&(splat_dataset_desc){.path = t_path("colmap0")}, &ds, err); break;
@@ -391,9 +371,9 @@ SPLAT_TEST(io_alloc_faults)
         int k = 0, entries = t_count_entries(t_path("out"));
         for (;; k++) {
             splat_error err = {0};
-            g_fail_after = k;
+            t_fail_after = k;
             splat_status st = run_op((fault_op)op, &err);
-            g_fail_after = -1;
+            t_fail_after = -1;
             if (st == SPLAT_OK) break;
             T_CHECK(st == SPLAT_ERR_OUT_OF_HOST_MEMORY && t_has(err.msg, "out of host memory"),
                     "operation %d, allocation %d: %s: %s", op, k, splat_status_str(st), err.msg);

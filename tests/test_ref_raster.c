@@ -1268,26 +1268,6 @@ SPLAT_TEST(ref_raster_perf_20k)
     splat_scene_free(&s);
 }
 
-static int g_fail_after = -1;
-static void *failing_alloc(void *user, size_t size)
-{
-    (void)user;
-    if (g_fail_after == 0) return NULL;
-    if (g_fail_after > 0) g_fail_after--;
-    return malloc(size);
-}
-static void *failing_realloc(void *user, void *p, size_t size)
-{
-    (void)user;
-    if (g_fail_after == 0) return NULL;
-    if (g_fail_after > 0) g_fail_after--;
-    return realloc(p, size);
-}
-static void plain_free(void *user, void *p)
-{
-    (void)user;
-    free(p);
-}
 
 /* Every allocation of render, params and grads fails in turn: each reports out-of-memory, leaves
  * its outputs safe to free, and leaks nothing (ASan checks the leak part). */
@@ -1308,8 +1288,8 @@ SPLAT_TEST(ref_raster_alloc_faults)
     T_REQUIRE(proj);
     int faults = 0;
     for (int k = 0;; k++) {
-        g_fail_after = k;
-        splat_set_allocator(&(splat_allocator){failing_alloc, failing_realloc, plain_free, NULL});
+        t_fail_after = k;
+        splat_set_allocator(&t_failing_allocator);
         splat_ref_lists lists;
         splat_ref_image img;
         splat_ref_grads g;

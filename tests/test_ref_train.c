@@ -803,27 +803,6 @@ SPLAT_TEST(ref_train_opacity_reset)
     splat_scene_free(&s);
 }
 
-/* Allocation number g_fail_at (0-based) and every later one fail. */
-static int g_fail_at = -1;
-static void *failing_alloc(void *user, size_t size)
-{
-    (void)user;
-    if (g_fail_at == 0) return NULL;
-    if (g_fail_at > 0) g_fail_at--;
-    return malloc(size ? size : 1);
-}
-static void *failing_realloc(void *user, void *p, size_t size)
-{
-    (void)user;
-    if (g_fail_at == 0) return NULL;
-    if (g_fail_at > 0) g_fail_at--;
-    return realloc(p, size ? size : 1);
-}
-static void plain_free(void *user, void *p)
-{
-    (void)user;
-    free(p);
-}
 
 SPLAT_TEST(ref_train_refine_out_of_memory)
 {
@@ -834,13 +813,13 @@ SPLAT_TEST(ref_train_refine_out_of_memory)
     T_REQUIRE(built);
     bool done = false;
     for (int at = 0; at < 32 && !done; at++) {
-        g_fail_at = at;
-        splat_set_allocator(&(splat_allocator){failing_alloc, failing_realloc, plain_free, NULL});
+        t_fail_after = at;
+        splat_set_allocator(&t_failing_allocator);
         splat_ref_refine_out out;
         splat_error err = {0};
         splat_status st = splat_ref_refine(&cr.scene, cr.grad2d, cr.count, 600, cr.scene_scale, 1, &out, &err);
         splat_set_allocator(NULL);
-        g_fail_at = -1;
+        t_fail_after = -1;
         done = st == SPLAT_OK;
         if (!done)
             T_CHECK(st == SPLAT_ERR_OUT_OF_HOST_MEMORY && strstr(err.msg, "out of host memory") && !out.src &&

@@ -278,27 +278,6 @@ SPLAT_TEST(train_init_errors)
     T_CHECK(splat__init_random(&s, 0, 1.3, 1, &err) == SPLAT_ERR_INVALID_ARG && s.count == 0);
 }
 
-/* Allocation number g_fail_at (0-based) and every later one fail. */
-static int g_fail_at = -1;
-static void *failing_alloc(void *user, size_t size)
-{
-    (void)user;
-    if (g_fail_at == 0) return NULL;
-    if (g_fail_at > 0) g_fail_at--;
-    return malloc(size ? size : 1);
-}
-static void *failing_realloc(void *user, void *p, size_t size)
-{
-    (void)user;
-    if (g_fail_at == 0) return NULL;
-    if (g_fail_at > 0) g_fail_at--;
-    return realloc(p, size ? size : 1);
-}
-static void plain_free(void *user, void *p)
-{
-    (void)user;
-    free(p);
-}
 
 SPLAT_TEST(train_init_out_of_memory)
 {
@@ -312,13 +291,13 @@ SPLAT_TEST(train_init_out_of_memory)
     for (uint32_t k = 0; k < 5; k++) memcpy(p + 3 * (k + 1), p, 12); /* a point with 5 copies */
     bool done = false;
     for (int at = 0; at < 64 && !done; at++) {
-        g_fail_at = at;
-        splat_set_allocator(&(splat_allocator){failing_alloc, failing_realloc, plain_free, NULL});
+        t_fail_after = at;
+        splat_set_allocator(&t_failing_allocator);
         splat_scene s;
         splat_error err = {0};
         splat_status st = splat__init_from_points(&s, p, NULL, n, &err);
         splat_set_allocator(NULL);
-        g_fail_at = -1;
+        t_fail_after = -1;
         done = st == SPLAT_OK;
         if (!done) {
             T_CHECK(st == SPLAT_ERR_OUT_OF_HOST_MEMORY && strstr(err.msg, "out of host memory"),
