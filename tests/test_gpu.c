@@ -15,7 +15,6 @@ SPLAT_TEST(gpu_device_info)
     T_CHECK((in->subgroup_size & (in->subgroup_size - 1)) == 0, "subgroup size %u is not a power of two", in->subgroup_size);
     T_CHECK(in->max_storage_range >= (1u << 27), "Vulkan guarantees at least 128 MiB, got %llu",
             (unsigned long long)in->max_storage_range);
-    T_CHECK(in->float_atomics);
     splat_gpu_info list[8];
     uint32_t n = 0;
     splat_error err = {0};
@@ -144,6 +143,8 @@ SPLAT_TEST(gpu_subgroup_atomics)
 {
     splat_gpu *g = t_gpu();
     T_REQUIRE(g);
+    /* splatc itself does not need float atomics; this test of the layer does. */
+    T_REQUIRE(g->info.float_atomics, "%s has no float atomic add on storage buffers", g->info.name);
     splat_error err = {0};
     splat_pipe p;
     T_OK(splat__pipe_init(g, &p, &(splat_pipe_desc){.shader = "test_reduce", .n_bindings = 3, .push_size = 4}, &err), &err);
