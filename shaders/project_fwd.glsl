@@ -46,7 +46,12 @@ void main()
     vec3 ls = vec3(log_scales[3u * i], log_scales[3u * i + 1u], log_scales[3u * i + 2u]);
     vec4 q = quats[i];
     float o = opacities[i];
-    if (!all_finite(vec4(mu, o)) || !all_finite(vec4(ls, 0.0)) || !all_finite(q)) {
+    // Every input is checked, seen by this camera or not: bad parameters are reported, never
+    // left for another view to trip over.
+    uint n_coeffs = (frame.sh_degree + 1u) * (frame.sh_degree + 1u);
+    bool sh_ok = true;
+    for (uint k = 0u; k < n_coeffs; k++) sh_ok = sh_ok && all_finite(vec4(sh_coeff(i, k), 0.0));
+    if (!all_finite(vec4(mu, o)) || !all_finite(vec4(ls, 0.0)) || !all_finite(q) || !sh_ok) {
         atomicOr(counters.nonfinite, 1u);
         cull(i);
         return;
@@ -86,7 +91,6 @@ void main()
     vec3 dir = normalize(mu - vec3(frame.campos[0], frame.campos[1], frame.campos[2]));
     float Y[16];
     sh_basis(dir, frame.sh_degree, Y);
-    uint n_coeffs = (frame.sh_degree + 1u) * (frame.sh_degree + 1u);
     vec3 rgb = vec3(0.5);
     for (uint k = 0u; k < n_coeffs; k++) rgb += Y[k] * sh_coeff(i, k);
     if (!all_finite(vec4(rgb, 0.0))) {
