@@ -132,7 +132,7 @@ void splat__densify_bufs_free(splat_gpu *g, splat_densify_bufs *d);
 void splat__train_record(splat_trainer *t, splat_cmd *c, uint32_t slot, bool backward, const splat_buf *pixels);
 /* (Re-)records the ring's command buffers after buffers changed. */
 splat_status splat__train_rerecord(splat_trainer *t, splat_error *err);
-/* Waits for every iteration in flight and processes its report. */
+/* Waits for every iteration in flight and processes its report, then for all other submitted work. */
 splat_status splat__train_drain(splat_trainer *t, splat_error *err);
 
 #endif

@@ -311,6 +311,10 @@ splat_status splat__train_drain(splat_trainer *t, splat_error *err)
     bool rewound;
     splat_status st = settle(t, UINT32_MAX, &rewound, err);
     if (st == SPLAT_OK && rewound) return splat__fail(err, SPLAT_ERR_DEVICE, "training: drained in the middle of a step");
+    /* Work outside the ring (an opacity reset is only committed) may still be running, and on
+     * unified-memory devices the callers read the parameters in place, with no copy ordered
+     * after it: wait for everything submitted. */
+    if (st == SPLAT_OK) st = splat__stream_sync(&t->ctx->stream, SPLAT_SYNC_COMMIT_AND_WAIT, err);
     return st;
 }
 
