@@ -430,7 +430,9 @@ SPLAT_TEST(train_resume_and_overflow_exact)
     splat_scene a = {0}, b = {0}, c = {0};
     char ckpt[600];
     snprintf(ckpt, sizeof ckpt, "%s/run.ckpt", dir);
-    uint32_t pause[2] = {21 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 39), 61};
+    /* a random step between the first refine and the first reset, and the step after that reset */
+    uint32_t first = desc.refine_start + 1, reset = desc.reset_every;
+    uint32_t pause[2] = {first + (uint32_t)(splat__rng_u64(splat_test_rng()) % (reset - first)), reset + 1};
     if (run_chain(ctx, &desc, NULL, 0, NULL, &a) && run_chain(ctx, &desc, pause, 2, ckpt, &b))
         T_CHECK(same_scene(&a, &b), "resumed at steps %u and %u: %u vs %u Gaussians, parameters differ", pause[0], pause[1],
                 a.count, b.count);
