@@ -129,6 +129,46 @@ SPLAT_TEST(stream_sync_kinds)
     fixture_free(&f);
 }
 
+/* Far more submissions than the flight holds, the first one slow enough that the host has a
+ * full flight plus a new command buffer before anything retires: every command buffer comes
+ * back as a spare once everything is done, and none is lost or written past the pool. */
+SPLAT_TEST(stream_many_in_flight)
+{
+    fixture f;
+    T_REQUIRE(fixture_init(&f, 1000000 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 1000)));
+    float a = (float)t_uniform(0.999, 1.001), b = (float)t_uniform(-0.001, 0.001);
+    splat_error err = {0};
+    splat_stream s;
+    T_OK(splat__stream_init(f.g, &s, &err), &err);
+    s.auto_sync = SPLAT_SYNC_NONE;
+    uint32_t rounds = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < 64; i++) record_affine(splat__stream_cmd(&s), &f, a, b);
+        rounds += 64;
+        T_OK(splat__stream_sync(&s, SPLAT_SYNC_COMMIT, &err), &err);
+        for (int i = 0; i < 3 * SPLAT_STREAM_MAX_INFLIGHT; i++) {
+            record_affine(splat__stream_cmd(&s), &f, a, b);
+            rounds++;
+            T_OK(splat__stream_sync(&s, SPLAT_SYNC_COMMIT, &err), &err);
+        }
+        T_OK(splat__stream_sync(&s, SPLAT_SYNC_COMMIT_AND_WAIT, &err), &err);
+        T_CHECK(s.n_inflight == 0 && s.n_spare >= 1 && s.n_spare <= SPLAT_COUNTOF(s.spare),
+                "pass %d: %u in flight, %u spare", pass, s.n_inflight, s.n_spare);
+    }
+    float *y = malloc(f.n * 4);
+    T_OK(splat__buf_download(f.g, &f.buf, 0, y, f.n * 4, &err), &err);
+    uint32_t bad = 0;
+    for (uint32_t i = 0; i < f.n; i++) {
+        float v = f.x0[i];
+        for (uint32_t r = 0; r < rounds; r++) v = v * a + b;
+        bad += y[i] != v;
+    }
+    T_CHECK(bad == 0, "%u of %u elements differ from the CPU after %u dispatches", bad, f.n, rounds);
+    free(y);
+    splat__stream_free(&s);
+    fixture_free(&f);
+}
+
 /* A recording replayed 100 times (several in flight at once) gives the same bits as the same
  * dispatch recorded 100 times. */
 SPLAT_TEST(stream_replay_matches_recording)

@@ -211,7 +211,9 @@ struct splat_stream {
         uint64_t value;
     } inflight[SPLAT_STREAM_MAX_INFLIGHT];
     uint32_t n_inflight;
-    VkCommandBuffer spare[SPLAT_STREAM_MAX_INFLIGHT];
+    /* Every command buffer the stream owns can be spare at once: a full flight plus the one
+     * being encoded when the flight was full. */
+    VkCommandBuffer spare[SPLAT_STREAM_MAX_INFLIGHT + 1];
     uint32_t n_spare;
     splat_cmd cmd;                   /* the command buffer being encoded, when open */
     bool open;
