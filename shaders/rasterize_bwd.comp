@@ -5,13 +5,15 @@
 // its 2D mean, conic, opacity and colour.
 //
 // No atomics, so training is deterministic: a Gaussian's contributions from the pixels of
-// this tile are added within each subgroup (subgroupAdd), the subgroups' sums are added in a
-// fixed order through shared memory, and the tile writes the total into the Gaussian's own
-// entry (its emission index); project_bwd adds a Gaussian's entries in order. Entries a tile
-// never blends (beyond the cap or the last contributor) get zeros.
+// this tile are added within each subgroup (four Gaussians at a time, by the transpose below),
+// the subgroups' sums are added in a fixed order through shared memory, and the tile writes
+// the total into the Gaussian's own entry (its emission index); project_bwd adds a Gaussian's
+// entries in order. Entries a tile never blends (beyond the cap or the last contributor) get
+// zeros.
 #extension GL_KHR_shader_subgroup_basic : require
-#extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_vote : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "render_types.h"
 #include "render_common.glsl"
@@ -37,6 +39,65 @@ shared vec3 s_rgb[BATCH];
 shared uint s_emit[BATCH];
 shared float s_part[N_SG * SUB * 9u];
 shared uint s_max_last;
+
+// Gaussians whose pixel gradients are summed over the subgroup together: GROUP x 8 values
+// fill one 32-value transpose, and SUB is a multiple of it.
+const uint GROUP = 4u;
+
+// Subgroup sums of many values at once. A butterfly step at distance o halves the values a
+// lane holds: it keeps one half (by bit o of its lane), adds its partner's copy of that half
+// and sends the other. 32 values cost 31 shuffles on a subgroup of 32 instead of 32 x 5, and
+// each lane then holds whole sums of its own share, which it writes to s_part (value i of a
+// Gaussian q at part0 + 9q + i). Subgroups smaller than the value count leave several sums per
+// lane; larger ones finish with plain butterfly adds and let one lane of each group write.
+#define HALVE(v, H, o, base)                                                 \
+    if (o != 0u) {                                                           \
+        bool hi = (gl_SubgroupInvocationID & o) != 0u;                       \
+        [[unroll]] for (uint i = 0u; i < H; i++) {                           \
+            float send = hi ? v[i] : v[i + H];                               \
+            v[i] = (hi ? v[i + H] : v[i]) + subgroupShuffleXor(send, o);     \
+        }                                                                    \
+        base += hi ? H : 0u;                                                 \
+        o >>= 1u;                                                            \
+    }
+
+void subgroup_sum_32(inout float v[32], uint part0)
+{
+    uint o = gl_SubgroupSize >> 1u, base = 0u, dup = 0u;
+    HALVE(v, 16u, o, base)
+    HALVE(v, 8u, o, base)
+    HALVE(v, 4u, o, base)
+    HALVE(v, 2u, o, base)
+    HALVE(v, 1u, o, base)
+    for (; o != 0u; o >>= 1u) {
+        v[0] += subgroupShuffleXor(v[0], o);
+        dup |= o;
+    }
+    if ((gl_SubgroupInvocationID & dup) != 0u) return;
+    uint held = 32u / min(gl_SubgroupSize, 32u);
+    [[unroll]] for (uint i = 0u; i < 32u; i++) {
+        if (i >= held) break;
+        uint idx = base + i;
+        s_part[part0 + (idx >> 3u) * 9u + (idx & 7u)] = v[i];
+    }
+}
+
+void subgroup_sum_4(inout float v[GROUP], uint part0)
+{
+    uint o = gl_SubgroupSize >> 1u, base = 0u, dup = 0u;
+    HALVE(v, 2u, o, base)
+    HALVE(v, 1u, o, base)
+    for (; o != 0u; o >>= 1u) {
+        v[0] += subgroupShuffleXor(v[0], o);
+        dup |= o;
+    }
+    if ((gl_SubgroupInvocationID & dup) != 0u) return;
+    uint held = GROUP / min(gl_SubgroupSize, GROUP);
+    [[unroll]] for (uint i = 0u; i < GROUP; i++) {
+        if (i >= held) break;
+        s_part[part0 + (base + i) * 9u + 8u] = v[i];
+    }
+}
 
 void main()
 {
@@ -91,51 +152,57 @@ void main()
         barrier();
         for (uint r0 = 0u; r0 < cnt; r0 += SUB) {
             uint rn = min(SUB, cnt - r0);
-            for (uint jj = 0u; jj < rn; jj++) {
-                uint j = r0 + jj;
-                uint pos = b_end - 1u - j;
-                vec2 d_mean = vec2(0.0);
-                vec3 d_conic = vec3(0.0), d_rgb = vec3(0.0);
-                float d_opac = 0.0;
-                vec4 geom = s_geom[j];
-                vec3 conic = s_conic[j].xyz;
-                vec2 d = geom.xy - pix;
-                precise float sigma = gauss_power(conic, d);
-                precise float alpha = min(ALPHA_MAX, geom.w * exp(-sigma));
-                bool valid = pos < last && sigma >= 0.0 && alpha >= ALPHA_MIN;
-                if (valid) {
-                    float ra = 1.0 / (1.0 - alpha);
-                    float T_before = T * ra;
-                    vec3 c = s_rgb[j];
-                    d_rgb = alpha * T_before * dpix.rgb;
-                    float d_alpha = dot(dpix.rgb, c * T_before - (after + bg_term) * ra) + dpix.a * T_final * ra;
-                    after += c * alpha * T_before;
-                    T = T_before;
-                    float vis = exp(-sigma);
-                    if (geom.w * vis <= ALPHA_MAX) {
-                        d_opac = d_alpha * vis;
-                        float d_sigma = -d_alpha * alpha;
-                        d_mean = d_sigma * vec2(conic.x * d.x + conic.y * d.y, conic.z * d.y + conic.y * d.x);
-                        d_conic = d_sigma * vec3(0.5 * d.x * d.x, d.x * d.y, 0.5 * d.y * d.y);
+            for (uint q0 = 0u; q0 < rn; q0 += GROUP) {
+                float v[32];     // GROUP x (d_mean 2, d_conic 3, d_opac, d_rgb.rg)
+                float vb[GROUP]; // d_rgb.b
+                bool any_valid = false;
+                [[unroll]] for (uint q = 0u; q < GROUP; q++) {
+                    vec2 d_mean = vec2(0.0);
+                    vec3 d_conic = vec3(0.0), d_rgb = vec3(0.0);
+                    float d_opac = 0.0;
+                    if (q0 + q < rn) {
+                        uint j = r0 + q0 + q;
+                        uint pos = b_end - 1u - j;
+                        vec4 geom = s_geom[j];
+                        vec3 conic = s_conic[j].xyz;
+                        vec2 d = geom.xy - pix;
+                        precise float sigma = gauss_power(conic, d);
+                        precise float alpha = min(ALPHA_MAX, geom.w * exp(-sigma));
+                        if (pos < last && sigma >= 0.0 && alpha >= ALPHA_MIN) {
+                            any_valid = true;
+                            float ra = 1.0 / (1.0 - alpha);
+                            float T_before = T * ra;
+                            vec3 c = s_rgb[j];
+                            d_rgb = alpha * T_before * dpix.rgb;
+                            float d_alpha =
+                                dot(dpix.rgb, c * T_before - (after + bg_term) * ra) + dpix.a * T_final * ra;
+                            after += c * alpha * T_before;
+                            T = T_before;
+                            float vis = exp(-sigma);
+                            if (geom.w * vis <= ALPHA_MAX) {
+                                d_opac = d_alpha * vis;
+                                float d_sigma = -d_alpha * alpha;
+                                d_mean = d_sigma * vec2(conic.x * d.x + conic.y * d.y, conic.z * d.y + conic.y * d.x);
+                                d_conic = d_sigma * vec3(0.5 * d.x * d.x, d.x * d.y, 0.5 * d.y * d.y);
+                            }
+                        }
                     }
+                    v[8u * q + 0u] = d_mean.x;
+                    v[8u * q + 1u] = d_mean.y;
+                    v[8u * q + 2u] = d_conic.x;
+                    v[8u * q + 3u] = d_conic.y;
+                    v[8u * q + 4u] = d_conic.z;
+                    v[8u * q + 5u] = d_opac;
+                    v[8u * q + 6u] = d_rgb.r;
+                    v[8u * q + 7u] = d_rgb.g;
+                    vb[q] = d_rgb.b;
                 }
-                if (subgroupAny(valid)) {
-                    d_mean = subgroupAdd(d_mean);
-                    d_conic = subgroupAdd(d_conic);
-                    d_opac = subgroupAdd(d_opac);
-                    d_rgb = subgroupAdd(d_rgb);
-                }
-                if (subgroupElect()) {
-                    uint o = (gl_SubgroupID * SUB + jj) * 9u;
-                    s_part[o + 0u] = d_mean.x;
-                    s_part[o + 1u] = d_mean.y;
-                    s_part[o + 2u] = d_conic.x;
-                    s_part[o + 3u] = d_conic.y;
-                    s_part[o + 4u] = d_conic.z;
-                    s_part[o + 5u] = d_opac;
-                    s_part[o + 6u] = d_rgb.r;
-                    s_part[o + 7u] = d_rgb.g;
-                    s_part[o + 8u] = d_rgb.b;
+                uint part0 = (gl_SubgroupID * SUB + q0) * 9u;
+                if (subgroupAny(any_valid)) {
+                    subgroup_sum_32(v, part0);
+                    subgroup_sum_4(vb, part0);
+                } else {
+                    for (uint k = gl_SubgroupInvocationID; k < GROUP * 9u; k += gl_SubgroupSize) s_part[part0 + k] = 0.0;
                 }
             }
             barrier();

@@ -108,7 +108,8 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
     uint32_t budget = g->info.max_shared_memory > 14336 ? g->info.max_shared_memory - 14336 : 0;
     uint32_t sub = budget / (n_sg * 36);
     if (sub > 32) sub = 32;
-    if (sub < 1) return splat__fail(err, SPLAT_ERR_LIMIT, "%s: %u bytes of shared memory are too few for rasterize_bwd",
+    sub -= sub % 4; /* it sums four Gaussians at a time */
+    if (sub < 4) return splat__fail(err, SPLAT_ERR_LIMIT, "%s: %u bytes of shared memory are too few for rasterize_bwd",
                                     g->info.name, g->info.max_shared_memory);
     const uint32_t bwd_spec[2] = {n_sg, sub};
     struct {
