@@ -67,21 +67,28 @@ static void breakdown_add(breakdown *bd, const char *label, double ms)
     bd->ms[i] += ms;
 }
 
-/* Replays `rec` (warm-up twice, then reps times) and returns the median milliseconds from the
- * mark "start" (index 1) to the last mark, or of the whole replay by wall clock. */
+/* Replays `rec` (warm-up for at least 2 s and twice, so the GPU is at its working clocks, then
+ * reps times) and returns the median milliseconds from the mark "start" (index 1) to the last
+ * mark, or of the whole replay by wall clock. */
 static splat_status time_rec(bench *b, const splat_rec *rec, double *median_ms, breakdown *bd, splat_error *err)
 {
     double t[256];
     memset(bd, 0, sizeof *bd);
     int reps = b->reps < 256 ? b->reps : 256;
-    for (int i = -2; i < reps; i++) {
+    int warm = 0;
+    for (double w0 = splat__now(); warm < 2 || splat__now() - w0 < 2.0; warm++) {
+        uint64_t v;
+        splat_status st = splat__stream_replay(&b->st, rec, &v, err);
+        if (st == SPLAT_OK) st = splat__stream_wait(&b->st, v, err);
+        if (st != SPLAT_OK) return st;
+    }
+    for (int i = 0; i < reps; i++) {
         uint64_t v;
         double t0 = splat__now();
         splat_status st = splat__stream_replay(&b->st, rec, &v, err);
         if (st == SPLAT_OK) st = splat__stream_wait(&b->st, v, err);
         if (st != SPLAT_OK) return st;
         double wall = (splat__now() - t0) * 1e3;
-        if (i < 0) continue;
         if (b->timestamps) {
             double ms[SPLAT_PROF_MAX];
             st = splat__prof_read(b->g, &b->prof, ms, err);
