@@ -2,11 +2,17 @@
 // rasterizer accumulated (mean2d, conic, opacity, colour) to means, log-scales, quaternions,
 // opacity logits and SH coefficients (docs/RASTER.md section 4). It overwrites every gradient
 // row, zero for culled Gaussians. With STATS it also accumulates what densification needs.
+//
+// The 48 SH values of a Gaussian are a 192-byte row: a thread reading or writing its own row
+// would have neighbouring threads 192 bytes apart in every access. So the workgroup moves its
+// 64 rows between memory and shared memory together, consecutive threads on consecutive
+// floats, and each thread works on its row there.
 #include "common.glsl"
 #include "render_types.h"
 #include "render_common.glsl"
 
-layout(local_size_x = 256) in;
+layout(local_size_x = 64) in;
+const uint WG = 64u;
 layout(constant_id = 0) const uint STATS = 0u;
 
 layout(std430, binding = 0) readonly buffer FrameBuf { splat_frame frame; };
@@ -37,6 +43,23 @@ layout(std430, binding = 17) buffer Debug { uint dbg_count; uint dbg_index; uint
 
 layout(push_constant) uniform Push { splat_render_push pc; };
 
+shared float s_sh[WG * 49u]; // the workgroup's SH rows (48 floats, padded to 49 against bank conflicts)
+
+float sh_flat(uint j)
+{
+#ifdef SPLAT_SH_HALF
+    return sh_half_at(j);
+#else
+    return sh[j];
+#endif
+}
+
+vec3 sh_row(uint tid, uint k)
+{
+    uint b = tid * 49u + 3u * k;
+    return vec3(s_sh[b], s_sh[b + 1u], s_sh[b + 2u]);
+}
+
 
 void write_grads(uint i, vec3 dmu, vec3 dls, vec4 dq, float dop)
 {
@@ -50,15 +73,15 @@ void write_grads(uint i, vec3 dmu, vec3 dls, vec4 dq, float dop)
     g_opac[i] = dop;
 }
 
-void main()
+// Everything but the SH gradient rows, which the caller writes: Y[k] * d_raw for k below the
+// returned coefficient count, zero beyond it (0 for a culled or non-finite Gaussian).
+uint backward(uint i, uint tid, out float Y[16], out vec3 d_raw)
 {
-    uint i = splat_global_id();
-    if (i >= frame.n_gaussians) return;
+    d_raw = vec3(0.0);
     vec2 rad = radii[i];
     if (rad.x == 0.0) {
         write_grads(i, vec3(0.0), vec3(0.0), vec4(0.0), 0.0);
-        for (uint k = 0u; k < 48u; k++) g_sh[48u * i + k] = 0.0;
-        return;
+        return 0u;
     }
     splat_gpu_camera cam = frame.cam;
     // This Gaussian's entries, one per touched tile, added in order: deterministic.
@@ -136,24 +159,16 @@ void main()
     vec3 v = mu - vec3(frame.campos[0], frame.campos[1], frame.campos[2]);
     float inv_len = inversesqrt(dot(v, v));
     vec3 dir = v * inv_len;
-    float Y[16];
     sh_basis(dir, frame.sh_degree, Y);
     uint n_coeffs = (frame.sh_degree + 1u) * (frame.sh_degree + 1u);
     vec3 raw = vec3(0.5);
-    for (uint k = 0u; k < n_coeffs; k++) raw += Y[k] * sh_coeff(i, k);
-    vec3 d_raw = d_rgb * vec3(greaterThanEqual(raw, vec3(0.0)));
-    for (uint k = 0u; k < 16u; k++) {
-        vec3 gk = k < n_coeffs ? Y[k] * d_raw : vec3(0.0);
-        uint base = (i * 16u + k) * 3u;
-        g_sh[base] = gk.x;
-        g_sh[base + 1u] = gk.y;
-        g_sh[base + 2u] = gk.z;
-    }
+    for (uint k = 0u; k < n_coeffs; k++) raw += Y[k] * sh_row(tid, k);
+    d_raw = d_rgb * vec3(greaterThanEqual(raw, vec3(0.0)));
     if (frame.sh_degree > 0u) {
         vec3 dY[16];
         sh_basis_grad(dir, frame.sh_degree, dY);
         vec3 d_dir = vec3(0.0);
-        for (uint k = 1u; k < n_coeffs; k++) d_dir += dY[k] * dot(sh_coeff(i, k), d_raw);
+        for (uint k = 1u; k < n_coeffs; k++) d_dir += dY[k] * dot(sh_row(tid, k), d_raw);
         dmu += (d_dir - dir * dot(dir, d_dir)) * inv_len;
     }
 
@@ -174,8 +189,7 @@ void main()
             dbg[23] = p.x, dbg[24] = p.y, dbg[25] = p.z, dbg[26] = s.x, dbg[27] = inv_n;
         }
         write_grads(i, vec3(0.0), vec3(0.0), vec4(0.0), 0.0);
-        for (uint k = 0u; k < 48u; k++) g_sh[48u * i + k] = 0.0;
-        return;
+        return 0u;
     }
     write_grads(i, dmu, d_log_scale, dq, d_logit);
 
@@ -188,4 +202,33 @@ void main()
         st.z = max(st.z, max(rad.x, rad.y) / float(max(cam.width, cam.height)));
         stats[i] = st;
     }
+    return n_coeffs;
+}
+
+void main()
+{
+    uint i = splat_global_id();
+    uint tid = gl_LocalInvocationID.x;
+    uint first = i - tid;
+    // Rows of this workgroup: the same for all its threads, so the return and the barriers
+    // below are in uniform control flow.
+    uint rows = first < frame.n_gaussians ? min(WG, frame.n_gaussians - first) : 0u;
+    if (rows == 0u) return;
+    for (uint j = tid; j < rows * 48u; j += WG) s_sh[(j / 48u) * 49u + j % 48u] = sh_flat(first * 48u + j);
+    barrier();
+    float Y[16];
+    vec3 d_raw = vec3(0.0);
+    uint n_coeffs = tid < rows ? backward(i, tid, Y, d_raw) : 0u;
+    barrier();
+    if (tid < rows) {
+        for (uint k = 0u; k < 16u; k++) {
+            vec3 gk = k < n_coeffs ? Y[k] * d_raw : vec3(0.0);
+            uint b = tid * 49u + 3u * k;
+            s_sh[b] = gk.x;
+            s_sh[b + 1u] = gk.y;
+            s_sh[b + 2u] = gk.z;
+        }
+    }
+    barrier();
+    for (uint j = tid; j < rows * 48u; j += WG) g_sh[first * 48u + j] = s_sh[(j / 48u) * 49u + j % 48u];
 }
