@@ -6,7 +6,7 @@
 // The 48 SH values of a Gaussian are a 192-byte row: a thread reading or writing its own row
 // would have neighbouring threads 192 bytes apart in every access. So the workgroup moves its
 // 64 rows between memory and shared memory together, consecutive threads on consecutive
-// floats, and each thread works on its row there.
+// floats, and each thread works on its row there. The partial gradients are read the same way.
 #include "common.glsl"
 #include "render_types.h"
 #include "render_common.glsl"
@@ -44,6 +44,7 @@ layout(std430, binding = 17) buffer Debug { uint dbg_count; uint dbg_index; uint
 layout(push_constant) uniform Push { splat_render_push pc; };
 
 shared float s_sh[WG * 49u]; // the workgroup's SH rows (48 floats, padded to 49 against bank conflicts)
+const uint CHUNK = WG * 49u / 9u; // entries of partial gradients that s_sh holds at a time
 
 float sh_flat(uint j)
 {
@@ -75,7 +76,7 @@ void write_grads(uint i, vec3 dmu, vec3 dls, vec4 dq, float dop)
 
 // Everything but the SH gradient rows, which the caller writes: Y[k] * d_raw for k below the
 // returned coefficient count, zero beyond it (0 for a culled or non-finite Gaussian).
-uint backward(uint i, uint tid, out float Y[16], out vec3 d_raw)
+uint backward(uint i, uint tid, float g[9], out float Y[16], out vec3 d_raw)
 {
     d_raw = vec3(0.0);
     vec2 rad = radii[i];
@@ -84,11 +85,6 @@ uint backward(uint i, uint tid, out float Y[16], out vec3 d_raw)
         return 0u;
     }
     splat_gpu_camera cam = frame.cam;
-    // This Gaussian's entries, one per touched tile, added in order: deterministic.
-    float g[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-    uint e_end = min(offsets[i] + tiles_touched[i], pc.isect_capacity);
-    for (uint e = offsets[i]; e < e_end; e++)
-        for (uint k = 0u; k < 9u; k++) g[k] += partial[9u * e + k];
     vec2 d_mean2d = vec2(g[0], g[1]);
     vec3 d_conic = vec3(g[2], g[3], g[4]);
     float d_alpha = g[5];
@@ -214,11 +210,36 @@ void main()
     // below are in uniform control flow.
     uint rows = first < frame.n_gaussians ? min(WG, frame.n_gaussians - first) : 0u;
     if (rows == 0u) return;
+
+    // This Gaussian's entries, one per touched tile, added in order: deterministic. The
+    // workgroup's entries are one contiguous range (emission order follows Gaussian order), so
+    // it reads them together in chunks through shared memory, consecutive threads on
+    // consecutive floats, and each thread adds its own entries from there.
+    float g[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    uint last = first + rows - 1u;
+    uint e_first = offsets[first];
+    uint e_stop = min(offsets[last] + tiles_touched[last], pc.isect_capacity);
+    uint my_first = 0u, my_stop = 0u;
+    if (tid < rows) {
+        my_first = offsets[i];
+        my_stop = min(my_first + tiles_touched[i], pc.isect_capacity);
+    }
+    for (uint c0 = e_first; c0 < e_stop; c0 += CHUNK) {
+        uint cn = min(CHUNK, e_stop - c0);
+        barrier();
+        for (uint j = tid; j < cn * 9u; j += WG) s_sh[j] = partial[9u * c0 + j];
+        barrier();
+        uint a = max(my_first, c0), b = min(my_stop, c0 + cn);
+        for (uint e = a; e < b; e++)
+            for (uint k = 0u; k < 9u; k++) g[k] += s_sh[9u * (e - c0) + k];
+    }
+    barrier();
+
     for (uint j = tid; j < rows * 48u; j += WG) s_sh[(j / 48u) * 49u + j % 48u] = sh_flat(first * 48u + j);
     barrier();
     float Y[16];
     vec3 d_raw = vec3(0.0);
-    uint n_coeffs = tid < rows ? backward(i, tid, Y, d_raw) : 0u;
+    uint n_coeffs = tid < rows ? backward(i, tid, g, Y, d_raw) : 0u;
     barrier();
     if (tid < rows) {
         for (uint k = 0u; k < 16u; k++) {
