@@ -47,6 +47,19 @@ static void record_affine(splat_cmd *c, fixture *f, float a, float b)
     splat__cmd_barrier(c);
 }
 
+/* Elements of y that differ from the fixture's input after `rounds` steps of x * a + b on the
+ * CPU: the same float operations in the same order as the shader's. */
+static uint32_t affine_mismatches(const fixture *f, const float *y, uint32_t rounds, float a, float b)
+{
+    uint32_t bad = 0;
+    for (uint32_t i = 0; i < f->n; i++) {
+        float v = f->x0[i];
+        for (uint32_t r = 0; r < rounds; r++) v = v * a + b;
+        bad += y[i] != v;
+    }
+    return bad;
+}
+
 /* ADAPTIVE with threshold T submits exactly floor(N/T) times while N dispatches are encoded,
  * and not at all with the trigger off; the result is the same either way. */
 SPLAT_TEST(stream_adaptive_commit_count)
@@ -77,12 +90,7 @@ SPLAT_TEST(stream_adaptive_commit_count)
                 T_CHECK(s.submits == expect + 1, "after wait %llu", (unsigned long long)s.submits);
                 float *y = malloc(f.n * 4);
                 T_OK(splat__buf_download(f.g, &f.buf, 0, y, f.n * 4, &err), &err);
-                uint32_t bad = 0;
-                for (uint32_t i = 0; i < f.n; i++) {
-                    float v = f.x0[i];
-                    for (uint32_t r = 0; r < N; r++) v = v * a + b; /* the same float ops in the same order */
-                    bad += y[i] != v;
-                }
+                uint32_t bad = affine_mismatches(&f, y, N, a, b);
                 T_CHECK(bad == 0, "N %u: %u elements differ from the CPU", N, bad);
                 free(y);
                 splat__stream_free(&s);
@@ -117,12 +125,7 @@ SPLAT_TEST(stream_sync_kinds)
     T_CHECK(splat__stream_completed(&s) == s.submitted);
     float *y = malloc(f.n * 4);
     T_OK(splat__buf_download(f.g, &f.buf, 0, y, f.n * 4, &err), &err);
-    uint32_t bad = 0;
-    for (uint32_t i = 0; i < f.n; i++) {
-        float v = f.x0[i];
-        for (int r = 0; r < 20; r++) v = v + 1.0f;
-        bad += y[i] != v;
-    }
+    uint32_t bad = affine_mismatches(&f, y, 20, 1.0f, 1.0f);
     T_CHECK(bad == 0, "%u elements wrong", bad);
     free(y);
     splat__stream_free(&s);
@@ -157,12 +160,7 @@ SPLAT_TEST(stream_many_in_flight)
     }
     float *y = malloc(f.n * 4);
     T_OK(splat__buf_download(f.g, &f.buf, 0, y, f.n * 4, &err), &err);
-    uint32_t bad = 0;
-    for (uint32_t i = 0; i < f.n; i++) {
-        float v = f.x0[i];
-        for (uint32_t r = 0; r < rounds; r++) v = v * a + b;
-        bad += y[i] != v;
-    }
+    uint32_t bad = affine_mismatches(&f, y, rounds, a, b);
     T_CHECK(bad == 0, "%u of %u elements differ from the CPU after %u dispatches", bad, f.n, rounds);
     free(y);
     splat__stream_free(&s);
@@ -195,12 +193,7 @@ SPLAT_TEST(stream_replay_matches_recording)
     T_OK(splat__stream_wait(&s, last, &err), &err);
     T_OK(splat__buf_download(f.g, &f.buf, 0, replayed, f.n * 4, &err), &err);
     T_CHECK(memcmp(recorded, replayed, f.n * 4) == 0, "replayed result differs from recorded");
-    uint32_t bad = 0;
-    for (uint32_t i = 0; i < f.n; i++) {
-        float v = f.x0[i];
-        for (int r = 0; r < 100; r++) v = v * a + b;
-        bad += recorded[i] != v;
-    }
+    uint32_t bad = affine_mismatches(&f, recorded, 100, a, b);
     T_CHECK(bad == 0, "%u elements differ from the CPU", bad);
     free(recorded);
     free(replayed);
