@@ -177,16 +177,16 @@ bool t_ref_render(t_ref *ref, const splat_scene *scene, const splat_camera *cam,
     ref->set.cap = opts->max_gaussians_per_tile;
     splat_error err = {0};
     ref->proj = calloc(scene->count + 1, sizeof *ref->proj);
-    splat_ref_preprocess(scene, cam, &ref->set, ref->proj);
+    splat__ref_preprocess(scene, cam, &ref->set, ref->proj);
     splat_ref_lists own;
-    if (splat_ref_tile_lists(cam, ref->proj, scene->count, &own, &err) != SPLAT_OK) {
+    if (splat__ref_tile_lists(cam, ref->proj, scene->count, &own, &err) != SPLAT_OK) {
         splat_test_fail(__FILE__, __LINE__, "reference lists:", "%s", err.msg);
         return false;
     }
     uint32_t tiles = own.tiles_x * own.tiles_y;
     if (tiles != gpu->tiles) {
         splat_test_fail(__FILE__, __LINE__, "tiles:", "reference %u, GPU %u", tiles, gpu->tiles);
-        splat_ref_lists_free(&own);
+        splat__ref_lists_free(&own);
         return false;
     }
     /* Build the reconciled lists: the reference's own, tile by tile, unless the GPU's differs
@@ -230,21 +230,21 @@ bool t_ref_render(t_ref *ref, const splat_scene *scene, const splat_camera *cam,
         m->offsets[t + 1] = m->offsets[t] + un;
         memcpy(m->ids + m->offsets[t], use, un * sizeof *use);
     }
-    splat_ref_lists_free(&own);
+    splat__ref_lists_free(&own);
     if (!ok) return false;
-    if (splat_ref_image_init(&ref->img, cam->width, cam->height, &err) != SPLAT_OK) {
+    if (splat__ref_image_init(&ref->img, cam->width, cam->height, &err) != SPLAT_OK) {
         splat_test_fail(__FILE__, __LINE__, "reference image:", "%s", err.msg);
         return false;
     }
-    splat_ref_rasterize(cam, &ref->set, ref->proj, m, &ref->img);
+    splat__ref_rasterize(cam, &ref->set, ref->proj, m, &ref->img);
     return true;
 }
 
 void t_ref_free(t_ref *ref)
 {
     free(ref->proj);
-    splat_ref_lists_free(&ref->lists);
-    splat_ref_image_free(&ref->img);
+    splat__ref_lists_free(&ref->lists);
+    splat__ref_image_free(&ref->img);
     memset(ref, 0, sizeof *ref);
 }
 

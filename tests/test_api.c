@@ -31,7 +31,7 @@ static void check_api(bool sh_half)
     splat_ref_proj *proj = calloc(s.count, sizeof *proj);
     splat_ref_lists lists;
     splat_ref_image ref;
-    T_OK(splat_ref_render(&s, &cam, &set, proj, &lists, &ref, &err), &err);
+    T_OK(splat__ref_render(&s, &cam, &set, proj, &lists, &ref, &err), &err);
     uint64_t px = (uint64_t)W * H;
     bool *skip = calloc(px, 1);
     for (uint64_t p = 0; p < px; p++) skip[p] = ref.margin[p] < T_PIXEL_MARGIN;
@@ -61,20 +61,20 @@ static void check_api(bool sh_half)
     }
     T_CHECK(worst < 1e-4, "image/alpha max error %.3g", worst);
     splat_ref_grads rg;
-    T_OK(splat_ref_grads_init(&rg, s.count, &err), &err);
-    splat_ref_backward(&s, &cam, &set, proj, &lists, &ref, d_rgb, d_alpha, &rg);
+    T_OK(splat__ref_grads_init(&rg, s.count, &err), &err);
+    splat__ref_backward(&s, &cam, &set, proj, &lists, &ref, d_rgb, d_alpha, &rg);
     double e[5] = {rel_norm_err(grads.means, rg.means, s.count * 3ull), rel_norm_err(grads.log_scales, rg.log_scales, s.count * 3ull),
                    rel_norm_err(grads.quats, rg.quats, s.count * 4ull), rel_norm_err(grads.opacities, rg.opacities, s.count),
                    rel_norm_err(grads.sh, rg.sh, s.count * 48ull)};
     printf("  %s %ux%u degree %u: image error %.2e, gradient errors %.1e %.1e %.1e %.1e %.1e\n", sh_half ? "half SH" : "float SH", W, H, desc.sh_degree, worst, e[0],
            e[1], e[2], e[3], e[4]);
     for (int k = 0; k < 5; k++) T_CHECK(e[k] < 1e-4, "gradient group %d: normalised error %.3g", k, e[k]);
-    splat_ref_grads_free(&rg);
+    splat__ref_grads_free(&rg);
     splat_free(fwd);
     splat_scene_free(&grads);
     free(d_rgb), free(d_alpha), free(img), free(alpha), free(skip), free(proj);
-    splat_ref_lists_free(&lists);
-    splat_ref_image_free(&ref);
+    splat__ref_lists_free(&lists);
+    splat__ref_image_free(&ref);
     splat_scene_free(&s);
     splat_ctx_free(ctx);
 }

@@ -92,21 +92,21 @@ static void colmap_round(bool text)
     splat_dataset ds;
 
     snprintf(folder, sizeof folder, "%s/images", scene);
-    T_OK(splat_dataset_load(&(splat_dataset_desc){.path = scene, .eval = true}, &ds, &err), &err);
+    T_OK(splat__dataset_load(&(splat_dataset_desc){.path = scene, .eval = true}, &ds, &err), &err);
     check_colmap(&m, &ds, folder, 1, false, true);
-    splat_dataset_free(&ds);
+    splat__dataset_free(&ds);
 
     /* images_2/ exists: its files, their sizes, no extra downsampling */
     snprintf(folder, sizeof folder, "%s/images_2", scene);
-    T_OK(splat_dataset_load(&(splat_dataset_desc){.path = scene, .images_factor = 2}, &ds, &err), &err);
+    T_OK(splat__dataset_load(&(splat_dataset_desc){.path = scene, .images_factor = 2}, &ds, &err), &err);
     check_colmap(&m, &ds, folder, 1, true, false);
-    splat_dataset_free(&ds);
+    splat__dataset_free(&ds);
 
     /* images_3/ does not: images/ downsampled by 3 after loading, size floor(size / 3) */
     snprintf(folder, sizeof folder, "%s/images", scene);
-    T_OK(splat_dataset_load(&(splat_dataset_desc){.path = scene, .images_factor = 3, .eval = true}, &ds, &err), &err);
+    T_OK(splat__dataset_load(&(splat_dataset_desc){.path = scene, .images_factor = 3, .eval = true}, &ds, &err), &err);
     check_colmap(&m, &ds, folder, 3, false, true);
-    splat_dataset_free(&ds);
+    splat__dataset_free(&ds);
 }
 
 SPLAT_TEST(io_colmap_binary) { colmap_round(false); }
@@ -122,13 +122,13 @@ static void expect_fail(const char *scene, uint32_t factor, splat_status want, c
     splat_error err = {0};
     splat_dataset ds;
     memset(&ds, 0xab, sizeof ds);
-    splat_status st = splat_dataset_load(&(splat_dataset_desc){.path = scene, .images_factor = factor}, &ds, &err);
+    splat_status st = splat__dataset_load(&(splat_dataset_desc){.path = scene, .images_factor = factor}, &ds, &err);
     if (st != want || err.status != want || !t_has(err.msg, file) || !t_has(err.msg, what))
         splat_test_fail(__FILE__, line, "expected failure", "got %s: \"%s\"; wanted %s naming %s and \"%s\"",
                         splat_status_str(st), err.msg, splat_status_str(want), file, what);
     if (ds.views || ds.n_views || ds.points || ds.point_colors)
         splat_test_fail(__FILE__, line, "dataset not empty after a failure", " ");
-    if (st == SPLAT_OK) splat_dataset_free(&ds);
+    if (st == SPLAT_OK) splat__dataset_free(&ds);
 }
 #define EXPECT_FAIL(scene, factor, want, file, what) expect_fail(scene, factor, want, file, what, __LINE__)
 
@@ -214,8 +214,8 @@ SPLAT_TEST(io_colmap_bad_input)
     /* a missing image: the error names it */
     splat_error err = {0};
     splat_dataset ds;
-    T_OK(splat_dataset_load(&(splat_dataset_desc){.path = scene}, &ds, &err), &err);
-    splat_dataset_free(&ds);
+    T_OK(splat__dataset_load(&(splat_dataset_desc){.path = scene}, &ds, &err), &err);
+    splat__dataset_free(&ds);
     const char *gone = t_path("bad/images/%s", m.imgs[rnd((uint32_t)m.n_imgs)].name);
     T_REQUIRE(remove(gone) == 0);
     EXPECT_FAIL(scene, 0, SPLAT_ERR_IO, gone, "cannot open");
@@ -362,7 +362,7 @@ SPLAT_TEST(io_nerf_synthetic)
     }
     splat_error err = {0};
     splat_dataset ds;
-    T_OK(splat_dataset_load(&(splat_dataset_desc){.path = scene, .eval = true}, &ds, &err), &err);
+    T_OK(splat__dataset_load(&(splat_dataset_desc){.path = scene, .eval = true}, &ds, &err), &err);
     T_REQUIRE(ds.kind == SPLAT_DATASET_NERF_SYNTHETIC && ds.has_alpha && ds.n_points == 0 && !ds.points);
     T_REQUIRE(ds.n_views == (uint32_t)(n_train + n_test), "%u views", ds.n_views);
     for (uint32_t k = 0; k < ds.n_views; k++) {
@@ -397,13 +397,13 @@ SPLAT_TEST(io_nerf_synthetic)
     T_CHECK(v < 0.5 * H && fabs(u - 0.5 * W) < 1e-5, "+y at row %g", v);
     cam_project(&ds.views[0].camera, (double[3]){1, 0, 0}, &u, &v, &d);
     T_CHECK(u > 0.5 * W, "+x at column %g", u);
-    splat_dataset_free(&ds);
+    splat__dataset_free(&ds);
 
     /* images_factor 2 on NeRF: downsampled after loading, intrinsics follow */
-    T_OK(splat_dataset_load(&(splat_dataset_desc){.path = scene, .images_factor = 2}, &ds, &err), &err);
+    T_OK(splat__dataset_load(&(splat_dataset_desc){.path = scene, .images_factor = 2}, &ds, &err), &err);
     T_CHECK(ds.views[0].downsample == 2 && ds.views[0].camera.width == W / 2 && ds.views[0].camera.height == H / 2);
     T_CHECK(close_rel(ds.views[0].camera.fx, f * (W / 2) / W, 1e-6));
-    splat_dataset_free(&ds);
+    splat__dataset_free(&ds);
 }
 
 SPLAT_TEST(io_nerf_explicit_intrinsics)
@@ -422,12 +422,12 @@ SPLAT_TEST(io_nerf_explicit_intrinsics)
     write_rgba_png(t_path("ngp/img.png"), W, H);
     splat_error err = {0};
     splat_dataset ds;
-    T_OK(splat_dataset_load(&(splat_dataset_desc){.path = scene}, &ds, &err), &err);
+    T_OK(splat__dataset_load(&(splat_dataset_desc){.path = scene}, &ds, &err), &err);
     T_REQUIRE(ds.n_views == 1);
     const splat_camera *c = &ds.views[0].camera;
     T_CHECK(close_rel(c->fx, flx / 2, 1e-6) && close_rel(c->fy, fly / 2, 1e-6), "f %g %g", c->fx, c->fy);
     T_CHECK(close_rel(c->cx, cx / 2, 1e-6) && close_rel(c->cy, cy / 2, 1e-6), "c %g %g", c->cx, c->cy);
-    splat_dataset_free(&ds);
+    splat__dataset_free(&ds);
 }
 
 SPLAT_TEST(io_nerf_bad_input)

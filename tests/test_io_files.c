@@ -70,7 +70,7 @@ SPLAT_TEST(io_ply_round_trip)
         random_scene(&s, n, degree);
         const char *path = t_path("scene%u.ply", degree);
         splat_error err = {0};
-        T_OK(splat_ply_write(path, &s, &err), &err);
+        T_OK(splat__ply_write(path, &s, &err), &err);
 
         /* the file, read independently: header names in order, then little-endian floats */
         size_t size;
@@ -95,7 +95,7 @@ SPLAT_TEST(io_ply_round_trip)
         tb_free(&want);
         free(bytes);
 
-        T_OK(splat_ply_read(path, &back, &err), &err);
+        T_OK(splat__ply_read(path, &back, &err), &err);
         T_REQUIRE(back.count == n && back.sh_degree == degree, "count %u degree %u", back.count, back.sh_degree);
         for (uint32_t i = 0; i < n; i++) {
             for (int k = 0; k < 3; k++) {
@@ -160,7 +160,7 @@ SPLAT_TEST(io_ply_foreign_layouts)
         const char *path = t_path("foreign%d.ply", trial);
         write_foreign_ply(path, &s, ascii, trial < 4);
         splat_error err = {0};
-        T_OK(splat_ply_read(path, &back, &err), &err);
+        T_OK(splat__ply_read(path, &back, &err), &err);
         T_REQUIRE(back.count == s.count && back.sh_degree == s.sh_degree);
         char names[64][24];
         int np = expected_names(s.sh_degree, names);
@@ -181,7 +181,7 @@ static void expect_ply_fail(const char *path, splat_status want, const char *wha
 {
     splat_error err = {0};
     splat_scene s;
-    splat_status st = splat_ply_read(path, &s, &err);
+    splat_status st = splat__ply_read(path, &s, &err);
     if (st != want || !t_has(err.msg, path) || !t_has(err.msg, what))
         splat_test_fail(__FILE__, line, "expected failure", "got %s: \"%s\"; wanted %s naming %s and \"%s\"",
                         splat_status_str(st), err.msg, splat_status_str(want), path, what);
@@ -199,7 +199,7 @@ SPLAT_TEST(io_ply_bad_input)
     random_scene(&s, n, 1 + rnd(3));
     const char *path = t_path("bad.ply");
     splat_error err = {0};
-    T_OK(splat_ply_write(path, &s, &err), &err);
+    T_OK(splat__ply_write(path, &s, &err), &err);
     size_t size;
     uint8_t *bytes = t_read(path, &size);
     const char *end = strstr((const char *)bytes, "end_header\n");
@@ -261,7 +261,7 @@ SPLAT_TEST(io_ply_bad_input)
                      "property float rot_1\nproperty float rot_2\nproperty float rot_3\nend_header\n"
                      "1 2 3 4 5 6 0.5 7 8 9 1 0 0 0\n1 2 3 4 5 6 0.5 7 8 9 1 0 0 0\n");
     splat_scene ok;
-    T_OK(splat_ply_read(path, &ok, &err), &err); /* the control: this one is fine */
+    T_OK(splat__ply_read(path, &ok, &err), &err); /* the control: this one is fine */
     T_CHECK(ok.count == 2 && ok.sh_degree == 0 && ok.log_scales[5] == 9.0f);
     splat_scene_free(&ok);
     write_text(path, "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\nproperty float z\n"
@@ -292,19 +292,19 @@ SPLAT_TEST(io_ply_write_is_atomic)
     random_scene(&b, n, 3);
     /* no such folder: an error naming the path, and no file anywhere */
     const char *nodir = t_path("missing/dir/out.ply");
-    T_CHECK(splat_ply_write(nodir, &a, &err) == SPLAT_ERR_IO && t_has(err.msg, nodir), "%s", err.msg);
+    T_CHECK(splat__ply_write(nodir, &a, &err) == SPLAT_ERR_IO && t_has(err.msg, nodir), "%s", err.msg);
     T_CHECK(!t_exists(t_path("missing")));
 
     /* an existing file survives a write that fails halfway (a NaN past the first chunk) */
     t_mkdir(t_path("atomic"));
     const char *path = t_path("atomic/keep.ply"), *dir = t_path("atomic");
-    T_OK(splat_ply_write(path, &a, &err), &err);
+    T_OK(splat__ply_write(path, &a, &err), &err);
     size_t n0, n1;
     uint8_t *before = t_read(path, &n0);
     int entries = t_count_entries(dir);
     b.quats[(n - 1 - rnd(100)) * 4 + rnd(4)] = NAN;
     err = (splat_error){0};
-    T_CHECK(splat_ply_write(path, &b, &err) == SPLAT_ERR_NONFINITE && t_has(err.msg, path) &&
+    T_CHECK(splat__ply_write(path, &b, &err) == SPLAT_ERR_NONFINITE && t_has(err.msg, path) &&
             t_has(err.msg, "rotation"), "%s", err.msg);
     uint8_t *after = t_read(path, &n1);
     T_CHECK(n0 == n1 && memcmp(before, after, n0) == 0, "the old file changed");
@@ -315,9 +315,9 @@ SPLAT_TEST(io_ply_write_is_atomic)
     b.quats[0] = 1;
     for (uint32_t i = 0; i < n * 4; i++)
         if (isnan(b.quats[i])) b.quats[i] = 0.5f;
-    T_OK(splat_ply_write(path, &b, &err), &err);
+    T_OK(splat__ply_write(path, &b, &err), &err);
     splat_scene back;
-    T_OK(splat_ply_read(path, &back, &err), &err);
+    T_OK(splat__ply_read(path, &back, &err), &err);
     T_CHECK(back.count == n && same_bits(back.quats[0], 1.0f));
     T_CHECK(t_count_entries(dir) == entries);
     splat_scene_free(&back);
@@ -363,11 +363,11 @@ SPLAT_TEST(io_cameras_round_trip)
     }
     const char *path = t_path("cams.json");
     splat_error err = {0};
-    T_OK(splat_cameras_write(path, cams, names, n, &err), &err);
+    T_OK(splat__cameras_write(path, cams, names, n, &err), &err);
     splat_camera *back;
     char **back_names;
     uint32_t m;
-    T_OK(splat_cameras_read(path, &back, &back_names, &m, &err), &err);
+    T_OK(splat__cameras_read(path, &back, &back_names, &m, &err), &err);
     T_REQUIRE(m == n);
     for (uint32_t i = 0; i < n; i++) {
         T_CHECK(memcmp(&back[i], &cams[i], sizeof cams[i]) == 0, "camera %u differs", i);
@@ -377,15 +377,15 @@ SPLAT_TEST(io_cameras_round_trip)
     splat__free(back_names);
     splat__free(back);
     /* no names given, none asked for */
-    T_OK(splat_cameras_write(path, cams, NULL, n, &err), &err);
-    T_OK(splat_cameras_read(path, &back, NULL, &m, &err), &err);
+    T_OK(splat__cameras_write(path, cams, NULL, n, &err), &err);
+    T_OK(splat__cameras_read(path, &back, NULL, &m, &err), &err);
     T_CHECK(m == n);
     splat__free(back);
     /* a non-finite camera is refused and the file kept */
     if (n > 0) {
         cams[n - 1].t[1] = NAN;
-        T_CHECK(splat_cameras_write(path, cams, NULL, n, &err) == SPLAT_ERR_NONFINITE && t_has(err.msg, path));
-        T_OK(splat_cameras_read(path, &back, NULL, &m, &err), &err);
+        T_CHECK(splat__cameras_write(path, cams, NULL, n, &err) == SPLAT_ERR_NONFINITE && t_has(err.msg, path));
+        T_OK(splat__cameras_read(path, &back, NULL, &m, &err), &err);
         splat__free(back);
     }
 }
@@ -416,7 +416,7 @@ SPLAT_TEST(io_cameras_3dgs_form)
     char **names;
     uint32_t m;
     splat_error err = {0};
-    T_OK(splat_cameras_read(path, &cams, &names, &m, &err), &err);
+    T_OK(splat__cameras_read(path, &cams, &names, &m, &err), &err);
     T_REQUIRE(m == n);
     for (uint32_t i = 0; i < n; i++) {
         const splat_camera *c = &cams[i];
@@ -466,7 +466,7 @@ SPLAT_TEST(io_cameras_bad_input)
     for (size_t k = 0; k < SPLAT_COUNTOF(cases); k++) {
         write_text(path, cases[k].text);
         splat_error err = {0};
-        splat_status st = splat_cameras_read(path, &cams, NULL, &n, &err);
+        splat_status st = splat__cameras_read(path, &cams, NULL, &n, &err);
         T_CHECK(st == cases[k].st && t_has(err.msg, path) && t_has(err.msg, cases[k].what), "case %zu: %s: %s", k,
                 splat_status_str(st), err.msg);
         T_CHECK(cams == NULL && n == 0);
@@ -488,26 +488,26 @@ SPLAT_TEST(io_ckpt_round_trip)
     }
     const char *path = t_path("train.ckpt");
     splat_error err = {0};
-    T_OK(splat_ckpt_write(path, secs, n, &err), &err);
+    T_OK(splat__ckpt_write(path, secs, n, &err), &err);
     splat_section *back;
     uint32_t m;
-    T_OK(splat_ckpt_read(path, &back, &m, &err), &err);
+    T_OK(splat__ckpt_read(path, &back, &m, &err), &err);
     T_REQUIRE(m == n);
     for (uint32_t i = 0; i < n; i++) {
         T_CHECK(strcmp(back[i].name, secs[i].name) == 0 && back[i].size == secs[i].size);
         T_CHECK(back[i].size == 0 || memcmp(back[i].data, secs[i].data, back[i].size) == 0, "section %u data", i);
-        const splat_section *found = splat_ckpt_find(back, m, secs[i].name);
+        const splat_section *found = splat__ckpt_find(back, m, secs[i].name);
         T_CHECK(found == &back[i]);
     }
-    T_CHECK(splat_ckpt_find(back, m, "nothing") == NULL);
-    splat_ckpt_free(back, m);
+    T_CHECK(splat__ckpt_find(back, m, "nothing") == NULL);
+    splat__ckpt_free(back, m);
     /* names that cannot be stored, or appear twice */
     if (n >= 2) {
         memcpy(secs[1].name, secs[0].name, sizeof secs[0].name);
-        T_CHECK(splat_ckpt_write(path, secs, n, &err) == SPLAT_ERR_INVALID_ARG && t_has(err.msg, "twice"));
+        T_CHECK(splat__ckpt_write(path, secs, n, &err) == SPLAT_ERR_INVALID_ARG && t_has(err.msg, "twice"));
         memset(secs[1].name, 'x', sizeof secs[1].name);
         err = (splat_error){0};
-        T_CHECK(splat_ckpt_write(path, secs, n, &err) == SPLAT_ERR_INVALID_ARG && t_has(err.msg, path));
+        T_CHECK(splat__ckpt_write(path, secs, n, &err) == SPLAT_ERR_INVALID_ARG && t_has(err.msg, path));
     }
     for (uint32_t i = 0; i < n; i++) free(secs[i].data);
 }
@@ -517,12 +517,12 @@ static void expect_ckpt_fail(const char *path, splat_status want, const char *wh
     splat_error err = {0};
     splat_section *s;
     uint32_t n;
-    splat_status st = splat_ckpt_read(path, &s, &n, &err);
+    splat_status st = splat__ckpt_read(path, &s, &n, &err);
     if (st != want || !t_has(err.msg, path) || (what && !t_has(err.msg, what)))
         splat_test_fail(__FILE__, line, "expected failure", "got %s: \"%s\"; wanted %s naming %s and \"%s\"",
                         splat_status_str(st), err.msg, splat_status_str(want), path, what ? what : "");
     if (s || n) splat_test_fail(__FILE__, line, "sections returned after a failure", " ");
-    if (st == SPLAT_OK) splat_ckpt_free(s, n);
+    if (st == SPLAT_OK) splat__ckpt_free(s, n);
 }
 #define EXPECT_CKPT_FAIL(path, want, what) expect_ckpt_fail(path, want, what, __LINE__)
 
@@ -534,7 +534,7 @@ SPLAT_TEST(io_ckpt_corrupt)
     splat_section secs[2] = {{"params", a, sizeof a}, {"adam", b, sizeof b}};
     const char *path = t_path("c.ckpt"), *bad = t_path("bad.ckpt");
     splat_error err = {0};
-    T_OK(splat_ckpt_write(path, secs, 2, &err), &err);
+    T_OK(splat__ckpt_write(path, secs, 2, &err), &err);
     size_t size;
     uint8_t *bytes = t_read(path, &size);
     T_REQUIRE(size == 16 + 2 * 44 + sizeof a + sizeof b);

@@ -107,28 +107,28 @@ static splat_status run_parser(const target *t, splat_error *err)
     switch (t->kind) {
     case DATASET: {
         splat_dataset ds;
-        st = splat_dataset_load(&(splat_dataset_desc){.path = t->open, .eval = true}, &ds, err);
-        if (st == SPLAT_OK) splat_dataset_free(&ds);
+        st = splat__dataset_load(&(splat_dataset_desc){.path = t->open, .eval = true}, &ds, err);
+        if (st == SPLAT_OK) splat__dataset_free(&ds);
         break;
     }
     case PLY: {
         splat_scene s;
-        st = splat_ply_read(t->open, &s, err);
+        st = splat__ply_read(t->open, &s, err);
         if (st == SPLAT_OK) splat_scene_free(&s);
         break;
     }
     case CKPT: {
         splat_section *s;
         uint32_t n;
-        st = splat_ckpt_read(t->open, &s, &n, err);
-        if (st == SPLAT_OK) splat_ckpt_free(s, n);
+        st = splat__ckpt_read(t->open, &s, &n, err);
+        if (st == SPLAT_OK) splat__ckpt_free(s, n);
         break;
     }
     case CAMERAS: {
         splat_camera *c;
         char **names;
         uint32_t n;
-        st = splat_cameras_read(t->open, &c, &names, &n, err);
+        st = splat__cameras_read(t->open, &c, &names, &n, err);
         if (st == SPLAT_OK) {
             for (uint32_t i = 0; i < n; i++) splat__free(names[i]);
             splat__free(names);
@@ -139,9 +139,9 @@ static splat_status run_parser(const target *t, splat_error *err)
     case IMAGE: {
         splat_image img;
         uint32_t w, h;
-        st = splat_image_probe(t->open, &w, &h, err);
-        if (st == SPLAT_OK) st = splat_image_load(t->open, &img, err);
-        if (st == SPLAT_OK) splat_image_free(&img);
+        st = splat__image_probe(t->open, &w, &h, err);
+        if (st == SPLAT_OK) st = splat__image_load(t->open, &img, err);
+        if (st == SPLAT_OK) splat__image_free(&img);
         break;
     }
     }
@@ -191,7 +191,7 @@ static void make_fixtures(target *t, int *n)
     for (uint32_t i = 0; i < 24; i++) s.quats[i] = (float)t_uniform(-1, 1);
     for (uint32_t i = 0; i < 6; i++) s.opacities[i] = (float)t_uniform(-3, 3);
     const char *ply = t_path("s.ply");
-    splat_ply_write(ply, &s, &err);
+    splat__ply_write(ply, &s, &err);
     splat_scene_free(&s);
     add(t, n, PLY, ply, ply, false);
     const char *ascii = "ply\nformat ascii 1.0\ncomment fuzz\nelement vertex 3\nproperty float x\nproperty float y\n"
@@ -211,7 +211,7 @@ static void make_fixtures(target *t, int *n)
         for (int j = 0; j < 40; j++) data[k][j] = (uint8_t)rnd(256);
     splat_section secs[3] = {{"means", data[0], 40}, {"empty", data[1], 0}, {"adam", data[2], 33}};
     const char *ck = t_path("f.ckpt");
-    splat_ckpt_write(ck, secs, 3, &err);
+    splat__ckpt_write(ck, secs, 3, &err);
     add(t, n, CKPT, ck, ck, false);
 
     /* camera lists, both forms */
@@ -221,7 +221,7 @@ static void make_fixtures(target *t, int *n)
                              .t = {1, 2, 3}, .width = 60, .height = 40}};
     const char *names[2] = {"a.png", "b \"c\".png"};
     const char *cj = t_path("cams.json");
-    splat_cameras_write(cj, cams, names, 2, &err);
+    splat__cameras_write(cj, cams, names, 2, &err);
     add(t, n, CAMERAS, cj, cj, true);
     const char *gs = "[{\"id\": 0, \"img_name\": \"x\", \"width\": 64, \"height\": 48, \"position\": [0, 0, -3], "
                      "\"rotation\": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], \"fy\": 70.5, \"fx\": 70.5}]";
@@ -317,42 +317,42 @@ static splat_status run_op(fault_op op, splat_error *err)
     splat_allocator hooks = t_failing_allocator;
     splat_set_allocator(&hooks);
     switch (op) {
-    case OP_COLMAP_BIN: st = splat_dataset_load(&(splat_dataset_desc){.path = t_path("colmap0")}, &ds, err); break;
-    case OP_COLMAP_TXT: st = splat_dataset_load(&(splat_dataset_desc){.path = t_path("colmap1")}, &ds, err); break;
-    case OP_NERF: st = splat_dataset_load(&(splat_dataset_desc){.path = t_path("nerf")}, &ds, err); break;
-    case OP_PLY_READ: st = splat_ply_read(t_path(rnd(2) ? "s.ply" : "a.ply"), &s, err); break;
+    case OP_COLMAP_BIN: st = splat__dataset_load(&(splat_dataset_desc){.path = t_path("colmap0")}, &ds, err); break;
+    case OP_COLMAP_TXT: st = splat__dataset_load(&(splat_dataset_desc){.path = t_path("colmap1")}, &ds, err); break;
+    case OP_NERF: st = splat__dataset_load(&(splat_dataset_desc){.path = t_path("nerf")}, &ds, err); break;
+    case OP_PLY_READ: st = splat__ply_read(t_path(rnd(2) ? "s.ply" : "a.ply"), &s, err); break;
     case OP_PLY_WRITE:
-        st = splat_ply_read(t_path("s.ply"), &s, err);
+        st = splat__ply_read(t_path("s.ply"), &s, err);
         splat_set_allocator(&hooks);
         if (st == SPLAT_OK) {
-            st = splat_ply_write(t_path("out/s.ply"), &s, err);
+            st = splat__ply_write(t_path("out/s.ply"), &s, err);
             splat_set_allocator(NULL);
             splat_scene_free(&s);
         }
         break;
-    case OP_CKPT_READ: st = splat_ckpt_read(t_path("f.ckpt"), &secs, &n, err); break;
-    case OP_CKPT_WRITE: st = splat_ckpt_write(t_path("out/f.ckpt"), out_secs, 2, err); break;
-    case OP_CAMS_READ: st = splat_cameras_read(t_path("cams.json"), &cams, &names, &n, err); break;
-    case OP_CAMS_WRITE: st = splat_cameras_write(t_path("out/c.json"), out_cams, out_names, 1, err); break;
-    case OP_PNG: st = splat_image_load(t_path("p.png"), &img, err); break;
-    case OP_JPEG: st = splat_image_load(t_path("j.jpg"), &img, err); break;
-    case OP_SAVE_PNG: st = splat_image_save_png(t_path("out/i.png"), &in, 3, err); break;
-    case OP_DOWNSAMPLE: st = splat_image_downsample(&in, 2, &small, err); break;
+    case OP_CKPT_READ: st = splat__ckpt_read(t_path("f.ckpt"), &secs, &n, err); break;
+    case OP_CKPT_WRITE: st = splat__ckpt_write(t_path("out/f.ckpt"), out_secs, 2, err); break;
+    case OP_CAMS_READ: st = splat__cameras_read(t_path("cams.json"), &cams, &names, &n, err); break;
+    case OP_CAMS_WRITE: st = splat__cameras_write(t_path("out/c.json"), out_cams, out_names, 1, err); break;
+    case OP_PNG: st = splat__image_load(t_path("p.png"), &img, err); break;
+    case OP_JPEG: st = splat__image_load(t_path("j.jpg"), &img, err); break;
+    case OP_SAVE_PNG: st = splat__image_save_png(t_path("out/i.png"), &in, 3, err); break;
+    case OP_DOWNSAMPLE: st = splat__image_downsample(&in, 2, &small, err); break;
     default: break;
     }
     splat_set_allocator(NULL);
     if (st != SPLAT_OK) return st;
     switch (op) {
-    case OP_COLMAP_BIN: case OP_COLMAP_TXT: case OP_NERF: splat_dataset_free(&ds); break;
+    case OP_COLMAP_BIN: case OP_COLMAP_TXT: case OP_NERF: splat__dataset_free(&ds); break;
     case OP_PLY_READ: splat_scene_free(&s); break;
-    case OP_CKPT_READ: splat_ckpt_free(secs, n); break;
+    case OP_CKPT_READ: splat__ckpt_free(secs, n); break;
     case OP_CAMS_READ:
         for (uint32_t i = 0; i < n; i++) splat__free(names[i]);
         splat__free(names);
         splat__free(cams);
         break;
-    case OP_PNG: case OP_JPEG: splat_image_free(&img); break;
-    case OP_DOWNSAMPLE: splat_image_free(&small); break;
+    case OP_PNG: case OP_JPEG: splat__image_free(&img); break;
+    case OP_DOWNSAMPLE: splat__image_free(&small); break;
     default: break;
     }
     return st;

@@ -120,7 +120,7 @@ SPLAT_TEST(io_image_png_formats)
         T_REQUIRE(make_png((png_case)k, path, w, h, want), "writing %s", path);
         splat_error err = {0};
         splat_image img;
-        T_OK(splat_image_load(path, &img, &err), &err);
+        T_OK(splat__image_load(path, &img, &err), &err);
         T_CHECK(img.width == w && img.height == h, "%s: %ux%u", case_names[k], img.width, img.height);
         size_t bad = 0, first = 0;
         for (size_t i = 0; i < (size_t)w * h * 4; i++)
@@ -128,9 +128,9 @@ SPLAT_TEST(io_image_png_formats)
         T_CHECK(bad == 0, "%s (%ux%u): %zu bytes differ, first at pixel %zu channel %zu: %u, expected %u",
                 case_names[k], w, h, bad, first / 4, first % 4, img.rgba[first], want[first]);
         uint32_t pw, ph;
-        T_OK(splat_image_probe(path, &pw, &ph, &err), &err);
+        T_OK(splat__image_probe(path, &pw, &ph, &err), &err);
         T_CHECK(pw == w && ph == h);
-        splat_image_free(&img);
+        splat__image_free(&img);
         free(want);
     }
 }
@@ -159,7 +159,7 @@ SPLAT_TEST(io_image_jpeg)
         T_REQUIRE(t_write_jpeg(path, w, h, comps, px, 95));
         splat_error err = {0};
         splat_image img;
-        T_OK(splat_image_load(path, &img, &err), &err);
+        T_OK(splat__image_load(path, &img, &err), &err);
         T_REQUIRE(img.width == w && img.height == h);
         double sum = 0;
         int worst = 0;
@@ -175,9 +175,9 @@ SPLAT_TEST(io_image_jpeg)
         /* quality 95 on smooth content: about 1 level on average (4:2:0 chroma adds a little) */
         T_CHECK(mean < 3 && worst < 24, "%d components: mean error %.2f, worst %d", comps, mean, worst);
         uint32_t pw, ph;
-        T_OK(splat_image_probe(path, &pw, &ph, &err), &err);
+        T_OK(splat__image_probe(path, &pw, &ph, &err), &err);
         T_CHECK(pw == w && ph == h);
-        splat_image_free(&img);
+        splat__image_free(&img);
         free(px);
     }
 }
@@ -194,10 +194,10 @@ SPLAT_TEST(io_image_probe_reads_headers_only)
     t_write(path, bytes, 33);
     splat_error err = {0};
     uint32_t pw, ph;
-    T_OK(splat_image_probe(path, &pw, &ph, &err), &err);
+    T_OK(splat__image_probe(path, &pw, &ph, &err), &err);
     T_CHECK(pw == w && ph == h);
     splat_image img;
-    T_CHECK(splat_image_load(path, &img, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, path), "%s", err.msg);
+    T_CHECK(splat__image_load(path, &img, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, path), "%s", err.msg);
     T_CHECK(img.rgba == NULL);
     free(bytes);
 }
@@ -213,7 +213,7 @@ SPLAT_TEST(io_image_downsample)
             src.rgba[i] = (opaque && i % 4 == 3) ? 255 : (trial % 4 == 1 && i % 4 == 3) ? 0 : rbyte();
         splat_image dst;
         splat_error err = {0};
-        T_OK(splat_image_downsample(&src, f, &dst, &err), &err);
+        T_OK(splat__image_downsample(&src, f, &dst, &err), &err);
         uint32_t w = src.width / f ? src.width / f : 1, h = src.height / f ? src.height / f : 1;
         T_REQUIRE(dst.width == w && dst.height == h, "%ux%u / %u gave %ux%u", src.width, src.height, f, dst.width,
                   dst.height);
@@ -235,7 +235,7 @@ SPLAT_TEST(io_image_downsample)
                 }
                 T_CHECK(q[3] == lround(as / n));
             }
-        splat_image_free(&dst);
+        splat__image_free(&dst);
         free(src.rgba);
     }
 }
@@ -248,18 +248,18 @@ SPLAT_TEST(io_image_save_png)
     splat_error err = {0};
     for (int channels = 3; channels <= 4; channels++) {
         const char *path = t_path("saved%d.png", channels);
-        T_OK(splat_image_save_png(path, &img, channels, &err), &err);
+        T_OK(splat__image_save_png(path, &img, channels, &err), &err);
         splat_image back;
-        T_OK(splat_image_load(path, &back, &err), &err);
+        T_OK(splat__image_load(path, &back, &err), &err);
         T_REQUIRE(back.width == img.width && back.height == img.height);
         for (size_t i = 0; i < (size_t)img.width * img.height * 4; i++)
             T_REQUIRE(back.rgba[i] == (channels == 3 && i % 4 == 3 ? 255 : img.rgba[i]), "byte %zu", i);
-        splat_image_free(&back);
+        splat__image_free(&back);
     }
     const char *nodir = t_path("no/such/dir/x.png");
-    T_CHECK(splat_image_save_png(nodir, &img, 4, &err) == SPLAT_ERR_IO && t_has(err.msg, nodir), "%s", err.msg);
+    T_CHECK(splat__image_save_png(nodir, &img, 4, &err) == SPLAT_ERR_IO && t_has(err.msg, nodir), "%s", err.msg);
     err = (splat_error){0};
-    T_CHECK(splat_image_save_png(t_path("x.png"), &img, 2, &err) == SPLAT_ERR_INVALID_ARG);
+    T_CHECK(splat__image_save_png(t_path("x.png"), &img, 2, &err) == SPLAT_ERR_INVALID_ARG);
     free(img.rgba);
 }
 
@@ -276,17 +276,17 @@ SPLAT_TEST(io_image_bad_input)
     /* not an image at all, empty, missing */
     const char *txt = t_path("notes.png");
     t_write(txt, "just some text, not pixels\n", 27);
-    T_CHECK(splat_image_load(txt, &img, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, txt) &&
+    T_CHECK(splat__image_load(txt, &img, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, txt) &&
             t_has(err.msg, "not a PNG or JPEG"), "%s", err.msg);
     err = (splat_error){0};
-    T_CHECK(splat_image_probe(txt, &w, &h, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, txt));
+    T_CHECK(splat__image_probe(txt, &w, &h, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, txt));
     const char *empty = t_path("empty.jpg");
     t_write(empty, "", 0);
     err = (splat_error){0};
-    T_CHECK(splat_image_load(empty, &img, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, empty), "%s", err.msg);
+    T_CHECK(splat__image_load(empty, &img, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, empty), "%s", err.msg);
     const char *missing = t_path("missing.png");
     err = (splat_error){0};
-    T_CHECK(splat_image_load(missing, &img, &err) == SPLAT_ERR_IO && t_has(err.msg, missing), "%s", err.msg);
+    T_CHECK(splat__image_load(missing, &img, &err) == SPLAT_ERR_IO && t_has(err.msg, missing), "%s", err.msg);
 
     /* a PNG cut inside its pixel data */
     const char *png = t_path("cut.png");
@@ -295,14 +295,14 @@ SPLAT_TEST(io_image_bad_input)
     uint8_t *bytes = t_read(png, &n);
     t_write(png, bytes, n / 2);
     err = (splat_error){0};
-    T_CHECK(splat_image_load(png, &img, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, png), "%s", err.msg);
+    T_CHECK(splat__image_load(png, &img, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, png), "%s", err.msg);
     /* a PNG whose (valid, checksummed) header claims far more pixels than the file holds */
     put_be32(bytes + 16, 60000);
     put_be32(bytes + 20, 60000);
     put_be32(bytes + 29, (uint32_t)crc32(0, bytes + 12, 17));
     t_write(png, bytes, n);
     err = (splat_error){0};
-    T_CHECK(splat_image_load(png, &img, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, png) &&
+    T_CHECK(splat__image_load(png, &img, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, png) &&
             t_has(err.msg, "more than the file"), "%s", err.msg);
     free(bytes);
 
@@ -314,7 +314,7 @@ SPLAT_TEST(io_image_bad_input)
     bytes = t_read(jpg, &n);
     t_write(jpg, bytes, n - n / 3);
     err = (splat_error){0};
-    T_CHECK(splat_image_load(jpg, &img, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, jpg), "%s", err.msg);
+    T_CHECK(splat__image_load(jpg, &img, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, jpg), "%s", err.msg);
     for (size_t i = 2; i + 9 < n; i++)
         if (bytes[i] == 0xff && bytes[i + 1] == 0xc0) { /* SOF0: length, precision, height, width */
             bytes[i + 5] = 0x27, bytes[i + 6] = 0x10, bytes[i + 7] = 0x27, bytes[i + 8] = 0x10; /* 10000 */
@@ -322,9 +322,9 @@ SPLAT_TEST(io_image_bad_input)
         }
     t_write(jpg, bytes, n);
     err = (splat_error){0};
-    T_CHECK(splat_image_load(jpg, &img, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, "more than the file"), "%s",
+    T_CHECK(splat__image_load(jpg, &img, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, "more than the file"), "%s",
             err.msg);
-    T_OK(splat_image_probe(jpg, &w, &h, &err), &err);
+    T_OK(splat__image_probe(jpg, &w, &h, &err), &err);
     T_CHECK(w == 10000 && h == 10000);
     free(bytes);
 }

@@ -54,8 +54,8 @@ static void check_backward(t_render *t, t_ref *ref, const splat_scene *scene, co
     T_OK(splat__scene_gpu_download(t->g, &t->grads, &got, &err), &err);
 
     splat_ref_grads rg;
-    T_OK(splat_ref_grads_init(&rg, n, &err), &err);
-    splat_ref_backward(scene, cam, &ref->set, ref->proj, &ref->lists, &ref->img, d_rgb, d_alpha, &rg);
+    T_OK(splat__ref_grads_init(&rg, n, &err), &err);
+    splat__ref_backward(scene, cam, &ref->set, ref->proj, &ref->lists, &ref->img, d_rgb, d_alpha, &rg);
 
     bool *excluded = calloc(n + 1, sizeof(bool));
     uint32_t n_excluded = 0;
@@ -92,7 +92,7 @@ static void check_backward(t_render *t, t_ref *ref, const splat_scene *scene, co
     T_CHECK(stray == 0, "%s: %llu SH gradients above degree %u", what, (unsigned long long)stray, ref->set.sh_degree);
     printf(" (%u Gaussians excluded as borderline)\n", n_excluded);
     free(excluded);
-    splat_ref_grads_free(&rg);
+    splat__ref_grads_free(&rg);
     splat_scene_free(&got);
     free(g4);
     free(d_rgb);

@@ -186,24 +186,24 @@ typedef struct fd_case {
 static void fd_case_free(fd_case *fc)
 {
     splat_scene_free(&fc->scene);
-    splat_ref_params_free(&fc->params);
+    splat__ref_params_free(&fc->params);
     free(fc->proj);
     free(fc->work);
     free(fc->w_rgb);
     free(fc->w_alpha);
-    splat_ref_grads_free(&fc->grads);
+    splat__ref_grads_free(&fc->grads);
 }
 
 /* Renders proj into img and lists (both freed by the caller); false on allocation failure. */
 static bool fd_render(const fd_case *fc, const splat_ref_proj *proj, splat_ref_lists *lists, splat_ref_image *img)
 {
     splat_error err = {0};
-    if (splat_ref_tile_lists(&fc->cam, proj, fc->scene.count, lists, &err) != SPLAT_OK) return false;
-    if (splat_ref_image_init(img, fc->cam.width, fc->cam.height, &err) != SPLAT_OK) {
-        splat_ref_lists_free(lists);
+    if (splat__ref_tile_lists(&fc->cam, proj, fc->scene.count, lists, &err) != SPLAT_OK) return false;
+    if (splat__ref_image_init(img, fc->cam.width, fc->cam.height, &err) != SPLAT_OK) {
+        splat__ref_lists_free(lists);
         return false;
     }
-    splat_ref_rasterize(&fc->cam, &fc->set, proj, lists, img);
+    splat__ref_rasterize(&fc->cam, &fc->set, proj, lists, img);
     return true;
 }
 
@@ -266,16 +266,16 @@ static bool fd_case_init(fd_case *fc, fd_scene kind, uint32_t n, uint32_t degree
         }
         set_gaussian(&fc->scene, i, &fc->cam, z, ux, uy, std_px, logit, 0.4);
     }
-    if (splat_ref_params_init(&fc->params, &fc->scene, &err) != SPLAT_OK) return false;
+    if (splat__ref_params_init(&fc->params, &fc->scene, &err) != SPLAT_OK) return false;
     size_t npix = (size_t)fc->cam.width * fc->cam.height;
     fc->proj = calloc(n, sizeof *fc->proj);
     fc->work = calloc(n, sizeof *fc->work);
     fc->w_rgb = calloc(npix * 3, sizeof(double));
     fc->w_alpha = calloc(npix, sizeof(double));
     if (!fc->proj || !fc->work || !fc->w_rgb || !fc->w_alpha) return false;
-    if (splat_ref_grads_init(&fc->grads, n, &err) != SPLAT_OK) return false;
+    if (splat__ref_grads_init(&fc->grads, n, &err) != SPLAT_OK) return false;
 
-    splat_ref_preprocess_params(&fc->params, &fc->cam, &fc->set, fc->proj);
+    splat__ref_preprocess_params(&fc->params, &fc->cam, &fc->set, fc->proj);
     splat_ref_lists lists;
     splat_ref_image img;
     if (!fd_render(fc, fc->proj, &lists, &img)) return false;
@@ -284,10 +284,10 @@ static bool fd_case_init(fd_case *fc, fd_scene kind, uint32_t n, uint32_t degree
         for (int c = 0; c < 3; c++) fc->w_rgb[k * 3 + c] = smooth ? t_uniform(-1, 1) : 0;
         fc->w_alpha[k] = smooth ? t_uniform(-1, 1) : 0;
     }
-    splat_ref_backward_params(&fc->params, &fc->cam, &fc->set, fc->proj, &lists, &img, fc->w_rgb, fc->w_alpha,
+    splat__ref_backward_params(&fc->params, &fc->cam, &fc->set, fc->proj, &lists, &img, fc->w_rgb, fc->w_alpha,
                               &fc->grads);
-    splat_ref_lists_free(&lists);
-    splat_ref_image_free(&img);
+    splat__ref_lists_free(&lists);
+    splat__ref_image_free(&img);
     return true;
 }
 
@@ -352,19 +352,19 @@ static void fd_check(fd_case *fc, fd_group group, fd_stats *st)
             }
             double xp = x0 + h, xm = x0 - h;
             *x = xp;
-            if (group != FD_MEAN2D) splat_ref_preprocess_params(&fc->params, &fc->cam, &fc->set, fc->work);
+            if (group != FD_MEAN2D) splat__ref_preprocess_params(&fc->params, &fc->cam, &fc->set, fc->work);
             bool okp = fd_render(fc, proj, &lp, &ip);
             *x = xm;
-            if (group != FD_MEAN2D) splat_ref_preprocess_params(&fc->params, &fc->cam, &fc->set, fc->work);
+            if (group != FD_MEAN2D) splat__ref_preprocess_params(&fc->params, &fc->cam, &fc->set, fc->work);
             bool okm = fd_render(fc, proj, &lm, &im);
             *x = x0;
             T_REQUIRE(okp && okm, "out of memory");
             double dL = fd_loss_diff(fc, &ip, &im);
             bool same = lists_equal(&lp, &lm);
-            splat_ref_lists_free(&lp);
-            splat_ref_lists_free(&lm);
-            splat_ref_image_free(&ip);
-            splat_ref_image_free(&im);
+            splat__ref_lists_free(&lp);
+            splat__ref_lists_free(&lm);
+            splat__ref_image_free(&ip);
+            splat__ref_image_free(&im);
             if (!same) { /* tile membership (or order) changes between +h and -h */
                 st->skipped++;
                 continue;
@@ -489,7 +489,7 @@ SPLAT_TEST(ref_raster_single_gaussian)
     splat_ref_proj proj;
     splat_ref_lists lists;
     splat_ref_image img;
-    T_OK(splat_ref_render(&s, &cam, &set, &proj, &lists, &img, &err), &err);
+    T_OK(splat__ref_render(&s, &cam, &set, &proj, &lists, &img, &err), &err);
 
     /* Expected values. */
     double sig = exp((double)ls), op = sigmoid(s.opacities[0]), tau = extent(op);
@@ -566,8 +566,8 @@ SPLAT_TEST(ref_raster_single_gaussian)
         }
     printf("  %ux%u, degree %u, %u tiles touched, %d pixels blended\n", cam.width, cam.height, degree, touched,
            checked);
-    splat_ref_lists_free(&lists);
-    splat_ref_image_free(&img);
+    splat__ref_lists_free(&lists);
+    splat__ref_image_free(&img);
     splat_scene_free(&s);
 }
 
@@ -608,7 +608,7 @@ SPLAT_TEST(ref_raster_project_cov)
     }
     splat_ref_proj *proj = calloc(n, sizeof *proj);
     T_REQUIRE(proj);
-    splat_ref_preprocess(&s, &cam, &set, proj);
+    splat__ref_preprocess(&s, &cam, &set, proj);
     int clamped = 0, checked = 0;
     for (uint32_t i = 0; i < n; i++) {
         double mu[3], R[9], t[3], p[3];
@@ -769,8 +769,8 @@ static void check_background(const splat_scene *s, const splat_camera *cam, cons
     splat_ref_lists lists;
     splat_ref_image img;
     splat_ref_grads g;
-    T_OK(splat_ref_render(s, cam, set, proj, &lists, &img, &err), &err);
-    T_OK(splat_ref_grads_init(&g, s->count, &err), &err);
+    T_OK(splat__ref_render(s, cam, set, proj, &lists, &img, &err), &err);
+    T_OK(splat__ref_grads_init(&g, s->count, &err), &err);
     for (uint32_t i = 0; i < s->count; i++) T_CHECK(!proj[i].visible && proj[i].tiles_touched == 0, "Gaussian %u", i);
     T_CHECK(lists.offsets[lists.tiles_x * lists.tiles_y] == 0 && lists.n_border == 0);
     size_t npix = (size_t)cam->width * cam->height;
@@ -782,16 +782,16 @@ static void check_background(const splat_scene *s, const splat_camera *cam, cons
     double *up = random_upstream(npix * 4);
     T_REQUIRE(up);
     splat_ref_params params;
-    T_OK(splat_ref_params_init(&params, s, &err), &err);
-    splat_ref_backward_params(&params, cam, set, proj, &lists, &img, up, up + npix * 3, &g);
+    T_OK(splat__ref_params_init(&params, s, &err), &err);
+    splat__ref_backward_params(&params, cam, set, proj, &lists, &img, up, up + npix * 3, &g);
     for (size_t k = 0; k < (size_t)s->count * 3; k++) T_CHECK(g.means[k] == 0 && g.log_scales[k] == 0);
     for (size_t k = 0; k < (size_t)s->count * 48; k++) T_CHECK(g.sh[k] == 0);
     for (size_t k = 0; k < s->count; k++) T_CHECK(g.opacities[k] == 0 && g.quats[k * 4] == 0);
-    splat_ref_params_free(&params);
+    splat__ref_params_free(&params);
     free(up);
-    splat_ref_grads_free(&g);
-    splat_ref_lists_free(&lists);
-    splat_ref_image_free(&img);
+    splat__ref_grads_free(&g);
+    splat__ref_lists_free(&lists);
+    splat__ref_image_free(&img);
     free(proj);
 }
 
@@ -867,7 +867,7 @@ SPLAT_TEST(ref_raster_occlusion)
     splat_ref_proj proj[2];
     splat_ref_lists lists;
     splat_ref_image img;
-    T_OK(splat_ref_render(&s, &cam, &set, proj, &lists, &img, &err), &err);
+    T_OK(splat__ref_render(&s, &cam, &set, proj, &lists, &img, &err), &err);
     size_t pix = (size_t)py * cam.width + px;
     uint32_t t = (py / 16) * lists.tiles_x + px / 16;
     T_REQUIRE(lists.offsets[t + 1] - lists.offsets[t] == 2, "tile %u holds %u Gaussians", t,
@@ -883,8 +883,8 @@ SPLAT_TEST(ref_raster_occlusion)
         T_CHECK(near_eq(img.rgb[pix * 3 + ch], want, 1e-12), "channel %d: %.15g, want %.15g", ch,
                 img.rgb[pix * 3 + ch], want);
     }
-    splat_ref_lists_free(&lists);
-    splat_ref_image_free(&img);
+    splat__ref_lists_free(&lists);
+    splat__ref_image_free(&img);
     splat_scene_free(&s);
 }
 
@@ -911,7 +911,7 @@ SPLAT_TEST(ref_raster_cap)
     T_REQUIRE(proj);
     splat_ref_lists lists;
     splat_ref_image img;
-    T_OK(splat_ref_render(&s, &cam, &set, proj, &lists, &img, &err), &err);
+    T_OK(splat__ref_render(&s, &cam, &set, proj, &lists, &img, &err), &err);
     uint32_t tiles = lists.tiles_x * lists.tiles_y;
     for (uint32_t t = 0; t < tiles; t++)
         T_REQUIRE(lists.offsets[t + 1] - lists.offsets[t] == n, "tile %u lists %u of %u", t,
@@ -934,12 +934,12 @@ SPLAT_TEST(ref_raster_cap)
                 T_CHECK(near_eq(img.rgb[pix * 3 + ch], C[ch] + T * set.background[ch], 1e-12));
         }
     splat_ref_grads g;
-    T_OK(splat_ref_grads_init(&g, n, &err), &err);
+    T_OK(splat__ref_grads_init(&g, n, &err), &err);
     size_t npix = (size_t)cam.width * cam.height;
     float *up = malloc(sizeof(float) * npix * 4);
     T_REQUIRE(up);
     for (size_t k = 0; k < npix * 4; k++) up[k] = (float)t_uniform(-1, 1);
-    splat_ref_backward(&s, &cam, &set, proj, &lists, &img, up, up + npix * 3, &g);
+    splat__ref_backward(&s, &cam, &set, proj, &lists, &img, up, up + npix * 3, &g);
     for (uint32_t k = 0; k < n; k++) {
         uint32_t i = order[k];
         bool zero = g.alpha[i] == 0 && g.color[i * 3] == 0 && g.mean2d[i * 2] == 0 && g.means[i * 3] == 0 &&
@@ -949,13 +949,13 @@ SPLAT_TEST(ref_raster_cap)
     }
     /* cap = 0 is no cap. */
     set.cap = 0;
-    splat_ref_rasterize(&cam, &set, proj, &lists, &img);
+    splat__ref_rasterize(&cam, &set, proj, &lists, &img);
     for (size_t pix = 0; pix < npix; pix++) T_CHECK(img.last[pix] == (int32_t)order[n - 1]);
     printf("  %u Gaussians, cap %u, %u tiles\n", n, cap, tiles);
     free(up);
-    splat_ref_grads_free(&g);
-    splat_ref_lists_free(&lists);
-    splat_ref_image_free(&img);
+    splat__ref_grads_free(&g);
+    splat__ref_lists_free(&lists);
+    splat__ref_image_free(&img);
     free(proj);
     splat_scene_free(&s);
 }
@@ -978,7 +978,7 @@ SPLAT_TEST(ref_raster_tile_corner)
     splat_ref_proj proj;
     splat_ref_lists lists;
     splat_ref_image img;
-    T_OK(splat_ref_render(&s, &cam, &set, &proj, &lists, &img, &err), &err);
+    T_OK(splat__ref_render(&s, &cam, &set, &proj, &lists, &img, &err), &err);
     T_CHECK(fabs(proj.mean2d[0] - 16.0 * kx) < 1e-3 && fabs(proj.mean2d[1] - 16.0 * ky) < 1e-3);
     T_CHECK(proj.visible && proj.tiles_touched == 4, "tiles_touched %u", proj.tiles_touched);
     for (uint32_t ty = 0; ty < tiles_y; ty++)
@@ -991,8 +991,8 @@ SPLAT_TEST(ref_raster_tile_corner)
             size_t pix = (size_t)(16 * ky - 1 + dy) * cam.width + 16 * kx - 1 + dx;
             T_CHECK(img.last[pix] == 0 && img.T[pix] < 1, "corner pixel %u,%u", 16 * kx - 1 + dx, 16 * ky - 1 + dy);
         }
-    splat_ref_lists_free(&lists);
-    splat_ref_image_free(&img);
+    splat__ref_lists_free(&lists);
+    splat__ref_image_free(&img);
     splat_scene_free(&s);
 }
 
@@ -1053,7 +1053,7 @@ SPLAT_TEST(ref_raster_tile_test_exact)
         T_REQUIRE(proj);
         /* Make a few pairs borderline: the conic does not depend on the opacity, so set the
          * logit for tau' = m + delta, m a pair's minimum and delta within 1.5 bands of 0. */
-        splat_ref_preprocess(&s, &cam, &set, proj);
+        splat__ref_preprocess(&s, &cam, &set, proj);
         uint32_t tiles_x = splat__div_up(cam.width, 16), tiles = tiles_x * splat__div_up(cam.height, 16);
         for (uint32_t i = 0; i < 10; i++) {
             if (!proj[i].projected) continue;
@@ -1069,7 +1069,7 @@ SPLAT_TEST(ref_raster_tile_test_exact)
         }
         splat_ref_lists lists;
         splat_ref_image img;
-        T_OK(splat_ref_render(&s, &cam, &set, proj, &lists, &img, &err), &err);
+        T_OK(splat__ref_render(&s, &cam, &set, proj, &lists, &img, &err), &err);
         char *is_border = calloc((size_t)n * tiles, 1);
         T_REQUIRE(is_border);
         for (uint32_t b = 0; b < lists.n_border; b++) is_border[(size_t)lists.border_id[b] * tiles + lists.border_tile[b]] = 1;
@@ -1111,8 +1111,8 @@ SPLAT_TEST(ref_raster_tile_test_exact)
         }
         free(is_border);
         free(proj);
-        splat_ref_lists_free(&lists);
-        splat_ref_image_free(&img);
+        splat__ref_lists_free(&lists);
+        splat__ref_image_free(&img);
         splat_scene_free(&s);
     }
     printf("  %d pairs tested, %d touched, %d borderline, %d pixels\n", pairs, touched, border, pixels);
@@ -1147,7 +1147,7 @@ SPLAT_TEST(ref_raster_list_order)
     T_REQUIRE(proj);
     splat_ref_lists lists;
     splat_ref_image img;
-    T_OK(splat_ref_render(&s, &cam, &set, proj, &lists, &img, &err), &err);
+    T_OK(splat__ref_render(&s, &cam, &set, proj, &lists, &img, &err), &err);
     int exercised = 0;
     for (uint32_t k = 0; k < ties; k++) {
         uint32_t j = n - 1 - k;
@@ -1164,8 +1164,8 @@ SPLAT_TEST(ref_raster_list_order)
     printf("  %d float32 ties exercised\n", exercised);
     T_CHECK(exercised > 0, "no constructed pair tied in float32");
     free(proj);
-    splat_ref_lists_free(&lists);
-    splat_ref_image_free(&img);
+    splat__ref_lists_free(&lists);
+    splat__ref_image_free(&img);
     splat_scene_free(&s);
 }
 
@@ -1178,19 +1178,19 @@ SPLAT_TEST(ref_raster_float_path)
     T_REQUIRE(ok);
     uint32_t n = fc.scene.count;
     size_t npix = (size_t)fc.cam.width * fc.cam.height;
-    splat_ref_preprocess(&fc.scene, &fc.cam, &fc.set, fc.work);
+    splat__ref_preprocess(&fc.scene, &fc.cam, &fc.set, fc.work);
     T_CHECK(memcmp(fc.work, fc.proj, sizeof *fc.proj * n) == 0, "preprocess differs");
     float *w = malloc(sizeof(float) * npix * 4);
     double *wd = malloc(sizeof(double) * npix * 4);
     splat_ref_grads g1, g2;
     splat_error err = {0};
-    T_REQUIRE(w && wd && splat_ref_grads_init(&g1, n, &err) == SPLAT_OK && splat_ref_grads_init(&g2, n, &err) == SPLAT_OK);
+    T_REQUIRE(w && wd && splat__ref_grads_init(&g1, n, &err) == SPLAT_OK && splat__ref_grads_init(&g2, n, &err) == SPLAT_OK);
     for (size_t k = 0; k < npix * 4; k++) wd[k] = w[k] = (float)t_uniform(-1, 1);
     splat_ref_lists lists;
     splat_ref_image img;
-    T_OK(splat_ref_render(&fc.scene, &fc.cam, &fc.set, fc.work, &lists, &img, &err), &err);
-    splat_ref_backward(&fc.scene, &fc.cam, &fc.set, fc.work, &lists, &img, w, w + npix * 3, &g1);
-    splat_ref_backward_params(&fc.params, &fc.cam, &fc.set, fc.work, &lists, &img, wd, wd + npix * 3, &g2);
+    T_OK(splat__ref_render(&fc.scene, &fc.cam, &fc.set, fc.work, &lists, &img, &err), &err);
+    splat__ref_backward(&fc.scene, &fc.cam, &fc.set, fc.work, &lists, &img, w, w + npix * 3, &g1);
+    splat__ref_backward_params(&fc.params, &fc.cam, &fc.set, fc.work, &lists, &img, wd, wd + npix * 3, &g2);
     T_CHECK(memcmp(g1.means, g2.means, sizeof(double) * n * 3) == 0 &&
             memcmp(g1.sh, g2.sh, sizeof(double) * n * 48) == 0 &&
             memcmp(g1.quats, g2.quats, sizeof(double) * n * 4) == 0 &&
@@ -1198,12 +1198,12 @@ SPLAT_TEST(ref_raster_float_path)
             memcmp(g1.log_scales, g2.log_scales, sizeof(double) * n * 3) == 0 &&
             memcmp(g1.mean2d, g2.mean2d, sizeof(double) * n * 2) == 0, "backward differs");
     /* NULL upstream is zero. */
-    splat_ref_backward(&fc.scene, &fc.cam, &fc.set, fc.work, &lists, &img, NULL, NULL, &g1);
+    splat__ref_backward(&fc.scene, &fc.cam, &fc.set, fc.work, &lists, &img, NULL, NULL, &g1);
     for (size_t k = 0; k < (size_t)n * 3; k++) T_CHECK(g1.means[k] == 0);
-    splat_ref_lists_free(&lists);
-    splat_ref_image_free(&img);
-    splat_ref_grads_free(&g1);
-    splat_ref_grads_free(&g2);
+    splat__ref_lists_free(&lists);
+    splat__ref_image_free(&img);
+    splat__ref_grads_free(&g1);
+    splat__ref_grads_free(&g2);
     free(w);
     free(wd);
     fd_case_free(&fc);
@@ -1241,11 +1241,11 @@ SPLAT_TEST(ref_raster_perf_20k)
     splat_ref_lists lists;
     splat_ref_image img;
     splat_ref_grads g;
-    T_OK(splat_ref_grads_init(&g, n, &err), &err);
+    T_OK(splat__ref_grads_init(&g, n, &err), &err);
     double t0 = splat__now();
-    T_OK(splat_ref_render(&s, &cam, &set, proj, &lists, &img, &err), &err);
+    T_OK(splat__ref_render(&s, &cam, &set, proj, &lists, &img, &err), &err);
     double t1 = splat__now();
-    splat_ref_backward(&s, &cam, &set, proj, &lists, &img, up, up + npix * 3, &g);
+    splat__ref_backward(&s, &cam, &set, proj, &lists, &img, up, up + npix * 3, &g);
     double t2 = splat__now();
     uint64_t touched = 0;
     for (uint32_t i = 0; i < n; i++) touched += proj[i].tiles_touched;
@@ -1260,9 +1260,9 @@ SPLAT_TEST(ref_raster_perf_20k)
     /* Only a pathology (a quadratic loop, per-pixel allocation) can come near this, even in the
      * sanitizer build. */
     T_CHECK(t2 - t0 < 30, "%.1f s", t2 - t0);
-    splat_ref_grads_free(&g);
-    splat_ref_lists_free(&lists);
-    splat_ref_image_free(&img);
+    splat__ref_grads_free(&g);
+    splat__ref_lists_free(&lists);
+    splat__ref_image_free(&img);
     free(up);
     free(proj);
     splat_scene_free(&s);
@@ -1295,26 +1295,26 @@ SPLAT_TEST(ref_raster_alloc_faults)
         splat_ref_grads g;
         splat_ref_params params;
         splat_error e = {0};
-        splat_status st = splat_ref_render(&s, &cam, &set, proj, &lists, &img, &e);
-        if (st == SPLAT_OK) st = splat_ref_grads_init(&g, n, &e);
+        splat_status st = splat__ref_render(&s, &cam, &set, proj, &lists, &img, &e);
+        if (st == SPLAT_OK) st = splat__ref_grads_init(&g, n, &e);
         else memset(&g, 0, sizeof g);
-        if (st == SPLAT_OK) st = splat_ref_params_init(&params, &s, &e);
+        if (st == SPLAT_OK) st = splat__ref_params_init(&params, &s, &e);
         else memset(&params, 0, sizeof params);
         splat_set_allocator(NULL);
         if (st == SPLAT_OK) {
-            splat_ref_params_free(&params);
-            splat_ref_grads_free(&g);
-            splat_ref_lists_free(&lists);
-            splat_ref_image_free(&img);
+            splat__ref_params_free(&params);
+            splat__ref_grads_free(&g);
+            splat__ref_lists_free(&lists);
+            splat__ref_image_free(&img);
             break;
         }
         faults++;
         T_CHECK(st == SPLAT_ERR_OUT_OF_HOST_MEMORY && strstr(e.msg, "out of host memory"), "fault %d: %s %s", k,
                 splat_status_str(st), e.msg);
-        splat_ref_params_free(&params);
-        splat_ref_grads_free(&g);
-        splat_ref_lists_free(&lists);
-        splat_ref_image_free(&img);
+        splat__ref_params_free(&params);
+        splat__ref_grads_free(&g);
+        splat__ref_lists_free(&lists);
+        splat__ref_image_free(&img);
         T_REQUIRE(k < 100, "still failing after 100 allocations");
     }
     printf("  %d faults injected\n", faults);

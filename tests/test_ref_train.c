@@ -71,7 +71,7 @@ static double loss_at(double *x, const double *y, uint32_t w, uint32_t h, double
     double keep = x[e];
     splat_ref_loss_value v;
     x[e] = keep + dx;
-    splat_ref_loss_double(x, y, w, h, lambda, &v, NULL);
+    splat__ref_loss_double(x, y, w, h, lambda, &v, NULL);
     x[e] = keep;
     return v.loss;
 }
@@ -103,7 +103,7 @@ SPLAT_TEST(ref_train_loss_grad_fd)
         T_REQUIRE(x && y && g && xd);
         random_pair(x, y, n, variant);
         splat_ref_loss_value v;
-        splat_ref_loss_double(x, y, w, h, lambda, &v, g);
+        splat__ref_loss_double(x, y, w, h, lambda, &v, g);
         T_CHECK(all_finite(g, n) && isfinite(v.loss), "%ux%u", w, h);
         double gmax = 0, gsum = 0;
         for (size_t k = 0; k < n; k++) gmax = fmax(gmax, fabs(g[k])), gsum += fabs(g[k]);
@@ -140,10 +140,10 @@ SPLAT_TEST(ref_train_loss_grad_fd)
         }
         double lp, lm;
         for (size_t k = 0; k < n; k++) x[k] += FD_H * xd[k];
-        splat_ref_loss_double(x, y, w, h, lambda, &v, NULL);
+        splat__ref_loss_double(x, y, w, h, lambda, &v, NULL);
         lp = v.loss;
         for (size_t k = 0; k < n; k++) x[k] -= 2 * FD_H * xd[k];
-        splat_ref_loss_double(x, y, w, h, lambda, &v, NULL);
+        splat__ref_loss_double(x, y, w, h, lambda, &v, NULL);
         lm = v.loss;
         double fd = (lp - lm) / (2 * FD_H);
         T_CHECK(fabs(fd - dot) <= FD_TOL * gsum, "%ux%u directional: fd %.12e analytic %.12e", w, h, fd, dot);
@@ -164,7 +164,7 @@ SPLAT_TEST(ref_train_ssim_identical)
         for (size_t k = 0; k < n; k++) x[k] = (float)t_uniform(0, 1);
         double lambda = t_uniform(0.05, 0.95);
         splat_ref_loss_value v;
-        splat_ref_loss(x, x, w, h, lambda, &v, g);
+        splat__ref_loss(x, x, w, h, lambda, &v, g);
         T_CHECK(fabs(v.ssim - 1) <= 1e-12, "%ux%u: ssim %.17g", w, h, v.ssim);
         T_CHECK(fabs(v.loss) <= 1e-12 && v.l1 == 0 && v.mse == 0, "%ux%u: loss %.3e l1 %.3e", w, h, v.loss, v.l1);
         T_CHECK(v.psnr == HUGE_VAL, "psnr %g", v.psnr);
@@ -197,7 +197,7 @@ SPLAT_TEST(ref_train_ssim_constant)
     for (size_t k = 0; k < n; k++) x[k] = a[k % 3], y[k] = b[k % 3];
     double lambda = t_uniform(0.05, 0.95);
     splat_ref_loss_value v;
-    splat_ref_loss(x, y, w, h, lambda, &v, g);
+    splat__ref_loss(x, y, w, h, lambda, &v, g);
     T_CHECK(rel_err(v.ssim, ssim, 1) <= 1e-10, "ssim %.15g want %.15g", v.ssim, ssim);
     T_CHECK(rel_err(v.l1, l1, 1) <= 1e-12 && rel_err(v.mse, se, 1e-300) <= 1e-12, "l1 %.15g mse %.15g", v.l1, v.mse);
     T_CHECK(rel_err(v.psnr, -10 * log10(se), 1) <= 1e-12, "psnr %.15g", v.psnr);
@@ -208,7 +208,7 @@ SPLAT_TEST(ref_train_ssim_constant)
     uint32_t ws = rand_u32(1, 10);
     size_t ns = (size_t)ws * h * 3;
     bool flip = rand_u32(0, 1);
-    splat_ref_loss(x, y, flip ? h : ws, flip ? ws : h, lambda, &v, g);
+    splat__ref_loss(x, y, flip ? h : ws, flip ? ws : h, lambda, &v, g);
     T_CHECK(v.ssim == 1 && v.loss == (1 - lambda) * v.l1, "small: ssim %.17g loss %.17g", v.ssim, v.loss);
     for (size_t k = 0; k < ns; k++) {
         double want = (x[k] > y[k] ? 1 : x[k] < y[k] ? -1 : 0) * (1 - lambda) / (double)ns;
@@ -275,7 +275,7 @@ SPLAT_TEST(ref_train_ssim_brute)
         double lambda = t_uniform(0.05, 0.95), want = brute_ssim(x, y, w, h), l1 = 0;
         for (size_t k = 0; k < n; k++) l1 += fabs((double)x[k] - y[k]) / (double)n;
         splat_ref_loss_value v;
-        splat_ref_loss(x, y, w, h, lambda, &v, NULL);
+        splat__ref_loss(x, y, w, h, lambda, &v, NULL);
         T_CHECK(rel_err(v.ssim, want, 1) <= 1e-10, "variant %d %ux%u: ssim %.15g brute %.15g", variant, w, h,
                 v.ssim, want);
         T_CHECK(rel_err(v.loss, (1 - lambda) * l1 + lambda * (1 - want), 1) <= 1e-10, "variant %d: loss %.15g",
@@ -303,7 +303,7 @@ SPLAT_TEST(ref_train_psnr)
         }
     }
     splat_ref_loss_value v;
-    splat_ref_loss(x, y, w, h, SPLAT_REF_LAMBDA, &v, NULL);
+    splat__ref_loss(x, y, w, h, SPLAT_REF_LAMBDA, &v, NULL);
     T_CHECK(rel_err(v.mse, delta * delta, 0) <= 1e-12, "mse %.17g want %.17g", v.mse, delta * delta);
     T_CHECK(fabs(v.psnr + 20 * log10(delta)) <= 1e-10, "psnr %.15g want %.15g", v.psnr, -20 * log10(delta));
     free(x), free(y);
@@ -328,9 +328,9 @@ SPLAT_TEST(ref_train_adam_two_steps)
         k[e] = exp(t_uniform(log(1e-2), log(1e3))) * (rand_u32(0, 1) ? 1 : -1);
         g[e] = k[e];
     }
-    splat_ref_adam(n, p, g, m, v, lr, 1);
+    splat__ref_adam(n, p, g, m, v, lr, 1);
     for (uint32_t e = 0; e < n; e++) g[e] = -k[e] / 2;
-    splat_ref_adam(n, p, g, m, v, lr, 2);
+    splat__ref_adam(n, p, g, m, v, lr, 2);
     for (uint32_t e = 0; e < n; e++) {
         double sgn = k[e] > 0 ? 1 : -1, want = p0[e] - sgn * lr * (1 + u2);
         T_CHECK(fabs(p[e] - want) <= 1e-12 * fmax(1, fabs(want)), "element %u: p %.17g want %.17g", e, p[e], want);
@@ -354,7 +354,7 @@ SPLAT_TEST(ref_train_adam_torch)
             g[e] = (rand_u32(0, 9) == 0) ? 0 : normal() * exp(t_uniform(-8, 2));
             gmax[e] = fmax(gmax[e], fabs(g[e]));
         }
-        splat_ref_adam(n, p, g, m, v, lr, t);
+        splat__ref_adam(n, p, g, m, v, lr, t);
         double bc1 = 1 - pow(0.9, t), bc2 = 1 - pow(0.999, t);
         for (uint32_t e = 0; e < n; e++) {
             tm[e] += (g[e] - tm[e]) * (1 - 0.9);
@@ -373,12 +373,12 @@ SPLAT_TEST(ref_train_adam_torch)
      * lr 0.1 sqrt(1 - 0.999^t) / (sqrt(0.001) (1 - 0.9^t)), not lr. */
     uint32_t t = rand_u32(600, 30000);
     double q = 0, mq = 0, vq = 0, gq = t_uniform(0.1, 10);
-    splat_ref_adam(1, &q, &gq, &mq, &vq, lr, t);
+    splat__ref_adam(1, &q, &gq, &mq, &vq, lr, t);
     double want = -lr * 0.1 * sqrt(1 - pow(0.999, t)) / (sqrt(0.001) * (1 - pow(0.9, t)));
     T_CHECK(rel_err(q, want, 0) <= 1e-12, "t %u: step %.17g want %.17g", t, q, want);
     /* Zero gradients and zero moments: no motion (eps keeps 0 / 0 away). */
     double z = t_uniform(-1, 1), z0 = z, zg = 0, zm = 0, zv = 0;
-    splat_ref_adam(1, &z, &zg, &zm, &zv, lr, t);
+    splat__ref_adam(1, &z, &zg, &zm, &zv, lr, t);
     T_CHECK(z == z0, "zero gradient moved %.17g to %.17g", z0, z);
 }
 
@@ -388,22 +388,22 @@ SPLAT_TEST(ref_train_schedules)
     double scale = exp(t_uniform(log(0.1), log(100)));
     uint32_t max_steps = 2 * rand_u32(1, 30000);
     double lr0 = 1.6e-4 * scale;
-    T_CHECK(rel_err(splat_ref_means_lr(scale, 0, max_steps), lr0, 0) <= 1e-15, "step 0");
-    T_CHECK(rel_err(splat_ref_means_lr(scale, max_steps / 2, max_steps), 0.1 * lr0, 0) <= 1e-13, "half way");
-    T_CHECK(rel_err(splat_ref_means_lr(scale, max_steps, max_steps), 0.01 * lr0, 0) <= 1e-13, "end");
+    T_CHECK(rel_err(splat__ref_means_lr(scale, 0, max_steps), lr0, 0) <= 1e-15, "step 0");
+    T_CHECK(rel_err(splat__ref_means_lr(scale, max_steps / 2, max_steps), 0.1 * lr0, 0) <= 1e-13, "half way");
+    T_CHECK(rel_err(splat__ref_means_lr(scale, max_steps, max_steps), 0.01 * lr0, 0) <= 1e-13, "end");
     double gamma = pow(0.01, 1.0 / max_steps), lr = lr0;
     for (uint32_t s = 0; s + 1 < max_steps; s++) lr *= gamma;
-    T_CHECK(rel_err(splat_ref_means_lr(scale, max_steps - 1, max_steps), lr, 0) <= 1e-9,
-            "step max-1 of %u: %.17g chained %.17g", max_steps, splat_ref_means_lr(scale, max_steps - 1, max_steps),
+    T_CHECK(rel_err(splat__ref_means_lr(scale, max_steps - 1, max_steps), lr, 0) <= 1e-9,
+            "step max-1 of %u: %.17g chained %.17g", max_steps, splat__ref_means_lr(scale, max_steps - 1, max_steps),
             lr);
 
     /* SH degree: +1 every 1000 steps up to the scene's. */
-    T_CHECK(splat_ref_sh_degree(0, 3) == 0 && splat_ref_sh_degree(999, 3) == 0 && splat_ref_sh_degree(1000, 3) == 1);
-    T_CHECK(splat_ref_sh_degree(2999, 3) == 2 && splat_ref_sh_degree(3000, 3) == 3 && splat_ref_sh_degree(UINT32_MAX, 3) == 3);
-    T_CHECK(splat_ref_sh_degree(5000, 1) == 1 && splat_ref_sh_degree(rand_u32(0, 100000), 0) == 0);
+    T_CHECK(splat__ref_sh_degree(0, 3) == 0 && splat__ref_sh_degree(999, 3) == 0 && splat__ref_sh_degree(1000, 3) == 1);
+    T_CHECK(splat__ref_sh_degree(2999, 3) == 2 && splat__ref_sh_degree(3000, 3) == 3 && splat__ref_sh_degree(UINT32_MAX, 3) == 3);
+    T_CHECK(splat__ref_sh_degree(5000, 1) == 1 && splat__ref_sh_degree(rand_u32(0, 100000), 0) == 0);
     uint32_t s = rand_u32(0, 10000), d = rand_u32(0, 3), want = 0;
     while (want < d && (want + 1) * 1000 <= s) want++;
-    T_CHECK(splat_ref_sh_degree(s, d) == want, "step %u degree %u: %u, want %u", s, d, splat_ref_sh_degree(s, d), want);
+    T_CHECK(splat__ref_sh_degree(s, d) == want, "step %u degree %u: %u, want %u", s, d, splat__ref_sh_degree(s, d), want);
 
     /* Refine at 600, 700, ..., 14900; resets at 3000, 6000, 9000, 12000. Every step below 20000
      * against those lists, plus a random step beyond. */
@@ -411,12 +411,12 @@ SPLAT_TEST(ref_train_schedules)
     for (uint32_t t = 0; t < 20000; t++) {
         bool refine = t >= 600 && t <= 14900 && t % 100 == 0;
         bool reset = t == 3000 || t == 6000 || t == 9000 || t == 12000;
-        T_CHECK(splat_ref_refine_due(t) == refine && splat_ref_reset_due(t) == reset, "step %u", t);
-        n_refine += splat_ref_refine_due(t), n_reset += splat_ref_reset_due(t);
+        T_CHECK(splat__ref_refine_due(t) == refine && splat__ref_reset_due(t) == reset, "step %u", t);
+        n_refine += splat__ref_refine_due(t), n_reset += splat__ref_reset_due(t);
     }
     T_CHECK(n_refine == 144 && n_reset == 4, "%u refines, %u resets", n_refine, n_reset);
     uint32_t far = 15000 + 3000 * rand_u32(0, 1000000);
-    T_CHECK(!splat_ref_refine_due(far) && !splat_ref_reset_due(far), "step %u", far);
+    T_CHECK(!splat__ref_refine_due(far) && !splat__ref_reset_due(far), "step %u", far);
 }
 
 /* ------------------------------------------------------------------------ RNG */
@@ -432,12 +432,12 @@ static uint32_t hash64(uint32_t x)
 SPLAT_TEST(ref_train_rng_hash)
 {
     /* Known values (computed with Python integers). */
-    T_CHECK(splat_ref_hash(0) == 129708002u && splat_ref_hash(1) == 2831084092u);
-    T_CHECK(splat_ref_hash(0xdeadbeefu) == 1730779506u && splat_ref_hash(123456789u) == 4272394698u);
+    T_CHECK(splat__ref_hash(0) == 129708002u && splat__ref_hash(1) == 2831084092u);
+    T_CHECK(splat__ref_hash(0xdeadbeefu) == 1730779506u && splat__ref_hash(123456789u) == 4272394698u);
     for (int k = 0; k < 10000; k++) {
         uint32_t x = (uint32_t)splat__rng_u64(splat_test_rng());
-        T_CHECK(splat_ref_hash(x) == hash64(x), "hash(%u)", x);
-        if (splat_ref_hash(x) != hash64(x)) break;
+        T_CHECK(splat__ref_hash(x) == hash64(x), "hash(%u)", x);
+        if (splat__ref_hash(x) != hash64(x)) break;
     }
 }
 
@@ -450,7 +450,7 @@ SPLAT_TEST(ref_train_rng_uniform)
     bool ok = true;
     for (uint32_t c = 0; c < n && ok; c++) {
         uint32_t i = base + c / 8, k = c % 8;
-        double u = splat_ref_uniform(seed, i, k);
+        double u = splat__ref_uniform(seed, i, k);
         uint32_t bits = hash64(hash64(hash64(seed) ^ i) ^ k) >> 8;
         ok = u > 0 && u < 1 && u == ((double)bits + 0.5) / 16777216.0;
         T_CHECK(ok, "uniform(%u, %u, %u) = %.17g", seed, i, k, u);
@@ -461,10 +461,10 @@ SPLAT_TEST(ref_train_rng_uniform)
     T_CHECK(fabs(var - 1.0 / 12) <= 6 * sqrt((1.0 / 80 - 1.0 / 144) / n), "variance %.6f", var);
     /* Determinism, and every input matters. */
     uint32_t i = (uint32_t)splat__rng_u64(splat_test_rng());
-    double u = splat_ref_uniform(seed, i, 3);
-    T_CHECK(u == splat_ref_uniform(seed, i, 3));
-    T_CHECK(u != splat_ref_uniform(seed ^ 1, i, 3) && u != splat_ref_uniform(seed, i ^ 1, 3) &&
-            u != splat_ref_uniform(seed, i, 2));
+    double u = splat__ref_uniform(seed, i, 3);
+    T_CHECK(u == splat__ref_uniform(seed, i, 3));
+    T_CHECK(u != splat__ref_uniform(seed ^ 1, i, 3) && u != splat__ref_uniform(seed, i ^ 1, 3) &&
+            u != splat__ref_uniform(seed, i, 2));
 }
 
 SPLAT_TEST(ref_train_rng_normals)
@@ -476,12 +476,12 @@ SPLAT_TEST(ref_train_rng_normals)
     double s1[6] = {0}, s2[6] = {0}, cross = 0;
     for (uint32_t c = 0; c < n; c++) {
         double z[6], again[6];
-        splat_ref_split_normals(seed, base + c, z);
-        splat_ref_split_normals(seed, base + c, again);
+        splat__ref_split_normals(seed, base + c, z);
+        splat__ref_split_normals(seed, base + c, again);
         if (c < 100) {
             T_CHECK(memcmp(z, again, sizeof z) == 0, "not deterministic");
             for (uint32_t j = 0; j < 3; j++) {
-                double u1 = splat_ref_uniform(seed, base + c, 2 * j), u2 = splat_ref_uniform(seed, base + c, 2 * j + 1);
+                double u1 = splat__ref_uniform(seed, base + c, 2 * j), u2 = splat__ref_uniform(seed, base + c, 2 * j + 1);
                 double r = sqrt(-2 * log(u1)), a = 2 * M_PI * u2;
                 T_CHECK(fabs(z[2 * j] - r * cos(a)) <= 1e-14 && fabs(z[2 * j + 1] - r * sin(a)) <= 1e-14,
                         "pair %u of %u", j, base + c);
@@ -498,8 +498,8 @@ SPLAT_TEST(ref_train_rng_normals)
     }
     T_CHECK(fabs(cross / (3.0 * n)) <= 6 / sqrt(3.0 * n), "child correlation %.4f", cross / (3.0 * n));
     double a[6], b[6];
-    splat_ref_split_normals(seed, base, a);
-    splat_ref_split_normals(seed ^ 0x80000000u, base, b);
+    splat__ref_split_normals(seed, base, a);
+    splat__ref_split_normals(seed ^ 0x80000000u, base, b);
     T_CHECK(memcmp(a, b, sizeof a) != 0, "seed ignored");
 }
 
@@ -634,7 +634,7 @@ static bool check_refine(const crafted *cr, uint32_t step, uint32_t run_seed, co
         /* A split child: mean + Rq (exp(s) * z_c), log(exp(s) / 1.6), the rest copied. */
         const splat_scene *o = &out->scene;
         int c = ekind[r] - SPLAT_REF_ROW_SPLIT0;
-        splat_ref_split_normals(run_seed ^ step, i, seedz);
+        splat__ref_split_normals(run_seed ^ step, i, seedz);
         double q[4], R[9], sc[3], bound = 0;
         for (int k = 0; k < 4; k++) q[k] = in->quats[i * 4 + k];
         quat_to_matrix(q, R);
@@ -667,10 +667,10 @@ SPLAT_TEST(ref_train_refine_crafted)
     uint32_t run_seed = (uint32_t)splat__rng_u64(splat_test_rng());
     uint32_t steps[3] = {100 * rand_u32(6, 29), 3000, 100 * rand_u32(31, 149)};
     for (int k = 0; k < 3; k++) {
-        T_CHECK(splat_ref_refine_due(steps[k]));
+        T_CHECK(splat__ref_refine_due(steps[k]));
         splat_ref_refine_out out;
         splat_error err = {0};
-        splat_status st = splat_ref_refine(&cr.scene, cr.grad2d, cr.count, steps[k], cr.scene_scale, run_seed, &out, &err);
+        splat_status st = splat__ref_refine(&cr.scene, cr.grad2d, cr.count, steps[k], cr.scene_scale, run_seed, &out, &err);
         T_CHECK(st == SPLAT_OK, "%s", err.msg);
         if (st == SPLAT_OK) {
             bool finite = true;
@@ -679,7 +679,7 @@ SPLAT_TEST(ref_train_refine_crafted)
             T_CHECK(finite, "non-finite output");
             check_refine(&cr, steps[k], run_seed, &out);
         }
-        splat_ref_refine_out_free(&out);
+        splat__ref_refine_out_free(&out);
     }
     crafted_free(&cr);
 }
@@ -708,10 +708,10 @@ SPLAT_TEST(ref_train_refine_split_samples)
     uint32_t run_seed = (uint32_t)splat__rng_u64(splat_test_rng()), step = 100 * rand_u32(6, 149);
     uint32_t step2 = 100 * rand_u32(6, 149);
     splat_ref_refine_out a, b, c;
-    T_OK(splat_ref_refine(&s, grad, cnt, step, ss, run_seed, &a, &err), &err);
-    T_OK(splat_ref_refine(&s, grad, cnt, step, ss, run_seed, &b, &err), &err);
+    T_OK(splat__ref_refine(&s, grad, cnt, step, ss, run_seed, &a, &err), &err);
+    T_OK(splat__ref_refine(&s, grad, cnt, step, ss, run_seed, &b, &err), &err);
     /* run_seed ^ step is all that matters (the large-scale prune does not touch these). */
-    T_OK(splat_ref_refine(&s, grad, cnt, step2, ss, run_seed ^ step ^ step2, &c, &err), &err);
+    T_OK(splat__ref_refine(&s, grad, cnt, step2, ss, run_seed ^ step ^ step2, &c, &err), &err);
     T_REQUIRE(a.scene.count == 2 * n && a.n_split == n && a.n_clone == 0 && a.n_prune == 0, "%u rows", a.scene.count);
     T_REQUIRE(b.scene.count == 2 * n && c.scene.count == 2 * n);
     size_t bytes = sizeof(float) * 3 * 2 * n;
@@ -725,7 +725,7 @@ SPLAT_TEST(ref_train_refine_split_samples)
         double q[4] = {s.quats[i * 4], s.quats[i * 4 + 1], s.quats[i * 4 + 2], s.quats[i * 4 + 3]};
         double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, z[6];
         if (i != 0) quat_to_matrix(q, R);
-        splat_ref_split_normals(run_seed ^ step, i, z);
+        splat__ref_split_normals(run_seed ^ step, i, z);
         int ch = r < n ? 0 : 1;
         for (int k = 0; k < 3; k++) {
             double off = 0; /* (R^T (child - mean))_k / scale_k */
@@ -740,10 +740,10 @@ SPLAT_TEST(ref_train_refine_split_samples)
     double m6 = 6 * n, mean = s1 / m6, var = s2 / m6 - mean * mean;
     T_CHECK(fabs(mean) <= 6 / sqrt(m6) && fabs(var - 1) <= 6 * sqrt(2 / m6), "offsets: mean %.4f var %.4f", mean, var);
     splat_ref_refine_out d;
-    T_OK(splat_ref_refine(&s, grad, cnt, step, ss, run_seed ^ 0x10000u, &d, &err), &err);
+    T_OK(splat__ref_refine(&s, grad, cnt, step, ss, run_seed ^ 0x10000u, &d, &err), &err);
     T_CHECK(memcmp(a.scene.means, d.scene.means, bytes) != 0, "run_seed ignored");
-    splat_ref_refine_out_free(&a), splat_ref_refine_out_free(&b), splat_ref_refine_out_free(&c);
-    splat_ref_refine_out_free(&d);
+    splat__ref_refine_out_free(&a), splat__ref_refine_out_free(&b), splat__ref_refine_out_free(&c);
+    splat__ref_refine_out_free(&d);
     splat_scene_free(&s);
     free(grad), free(cnt);
 }
@@ -756,9 +756,9 @@ SPLAT_TEST(ref_train_refine_edge)
     splat_scene s;
     T_OK(splat_scene_init(&s, 8, &err), &err);
     splat_ref_refine_out out;
-    T_OK(splat_ref_refine(&s, NULL, NULL, 600, 1, 7, &out, &err), &err);
+    T_OK(splat__ref_refine(&s, NULL, NULL, 600, 1, 7, &out, &err), &err);
     T_CHECK(out.scene.count == 0 && out.n_clone == 0 && out.n_split == 0 && out.n_prune == 0);
-    splat_ref_refine_out_free(&out);
+    splat__ref_refine_out_free(&out);
 
     uint32_t n = rand_u32(2, 8);
     float grad[8], cnt[8];
@@ -771,11 +771,11 @@ SPLAT_TEST(ref_train_refine_edge)
         memset(s.sh + i * 48, 0, 192);
         grad[i] = (float)(i % 2 ? t_uniform(5e-4, 1e-2) : 0), cnt[i] = 0;
     }
-    T_OK(splat_ref_refine(&s, grad, cnt, 100 * rand_u32(6, 149), ss, 7, &out, &err), &err);
+    T_OK(splat__ref_refine(&s, grad, cnt, 100 * rand_u32(6, 149), ss, 7, &out, &err), &err);
     uint32_t clones = n / 2;
     T_CHECK(out.scene.count == 0 && out.n_clone == clones && out.n_prune == n + clones, "%u rows, %u clones, %u prunes",
             out.scene.count, out.n_clone, out.n_prune);
-    splat_ref_refine_out_free(&out);
+    splat__ref_refine_out_free(&out);
     splat_scene_free(&s);
 }
 
@@ -790,7 +790,7 @@ SPLAT_TEST(ref_train_opacity_reset)
     float *before = malloc(sizeof(float) * (n + 1));
     T_REQUIRE(before);
     for (uint32_t i = 0; i <= n; i++) before[i] = s.opacities[i] = (float)t_uniform(-10, 10);
-    splat_ref_opacity_reset(&s);
+    splat__ref_opacity_reset(&s);
     double lim = log(0.01 / 0.99);
     for (uint32_t i = 0; i < n; i++) {
         bool ok = before[i] <= lim ? s.opacities[i] == before[i] : fabs(s.opacities[i] - lim) <= 1e-6;
@@ -817,7 +817,7 @@ SPLAT_TEST(ref_train_refine_out_of_memory)
         splat_set_allocator(&t_failing_allocator);
         splat_ref_refine_out out;
         splat_error err = {0};
-        splat_status st = splat_ref_refine(&cr.scene, cr.grad2d, cr.count, 600, cr.scene_scale, 1, &out, &err);
+        splat_status st = splat__ref_refine(&cr.scene, cr.grad2d, cr.count, 600, cr.scene_scale, 1, &out, &err);
         splat_set_allocator(NULL);
         t_fail_after = -1;
         done = st == SPLAT_OK;
@@ -826,7 +826,7 @@ SPLAT_TEST(ref_train_refine_out_of_memory)
                         !out.scene.means,
                     "fault at allocation %d: %s: %s", at, splat_status_str(st), err.msg);
         else T_CHECK(at >= 8, "succeeded with only %d allocations", at); /* grow, 5 scene arrays, src, kind */
-        splat_ref_refine_out_free(&out);
+        splat__ref_refine_out_free(&out);
     }
     T_CHECK(done, "never succeeded");
     crafted_free(&cr);

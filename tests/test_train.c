@@ -123,7 +123,7 @@ SPLAT_TEST(train_loss_vs_ref)
             for (int ch = 0; ch < 3; ch++) g3[3 * p + ch] = g4[4 * p + ch];
         double *d_x = malloc(px * 24);
         splat_ref_loss_value val;
-        splat_ref_loss(x, y, W, H, SPLAT_REF_LAMBDA, &val, d_x);
+        splat__ref_loss(x, y, W, H, SPLAT_REF_LAMBDA, &val, d_x);
         double e = norm_err(g3, d_x, px * 3);
         double l1 = rep.l1_sum / (3.0 * px), mse = rep.sq_sum / (3.0 * px);
         double ssim = rep.n_ssim ? rep.ssim_sum / rep.n_ssim : 1.0;
@@ -215,7 +215,7 @@ SPLAT_TEST(train_adam_vs_ref)
                          * cancel: 0.9 m + 0.1 g) */
                         double m_scale = 0.9 * fabs(rm) + 0.1 * fabs(rg), v_scale = 0.999 * rv + 0.001 * rg * rg;
                         double p_old = rp;
-                        splat_ref_adam(1, &rp, &rg, &rm, &rv, lr, step + 1);
+                        splat__ref_adam(1, &rp, &rg, &rm, &rv, lr, step + 1);
                         /* the update itself: within 1e-4 of the reference's, plus 2 ulp of p for
                          * the rounding of the new p to float */
                         double du = fabs((gp[pi] - p_old) - (rp - p_old));
@@ -297,7 +297,7 @@ SPLAT_TEST(train_densify_vs_ref)
         splat_densify_result res;
         T_OK(splat__densify_run(&job, &res, &err), &err);
         splat_ref_refine_out ref;
-        T_OK(splat_ref_refine(&s, grad, cnt, step, (float)scene_scale, run_seed, &ref, &err), &err);
+        T_OK(splat__ref_refine(&s, grad, cnt, step, (float)scene_scale, run_seed, &ref, &err), &err);
         printf("  step %u: %u -> %u Gaussians (%u clones, %u splits, %u pruned)\n", step, n, res.count, res.clones, res.splits,
                res.pruned);
         T_CHECK(res.count == ref.scene.count && res.clones == ref.n_clone && res.splits == ref.n_split &&
@@ -344,7 +344,7 @@ SPLAT_TEST(train_densify_vs_ref)
             splat_scene_free(&got);
             splat_scene_free(&gotm);
         }
-        splat_ref_refine_out_free(&ref);
+        splat__ref_refine_out_free(&ref);
         splat__densify_bufs_free(f.g, &dens);
         splat__buf_free(f.g, &b_stats);
         splat__scene_gpu_free(f.g, &gp);

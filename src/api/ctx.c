@@ -205,12 +205,12 @@ splat_status splat_render_backward(splat_ctx *ctx, const splat_scene *scene, con
 
 splat_status splat_scene_load_ply(const char *path, splat_scene *scene, splat_error *err)
 {
-    return splat_ply_read(path, scene, err);
+    return splat__ply_read(path, scene, err);
 }
 
 splat_status splat_scene_save_ply(const char *path, const splat_scene *scene, splat_error *err)
 {
-    return splat_ply_write(path, scene, err);
+    return splat__ply_write(path, scene, err);
 }
 
 splat_status splat_ctx_selfcheck(splat_ctx *ctx, double *max_error, splat_error *err)
@@ -243,7 +243,7 @@ splat_status splat_ctx_selfcheck(splat_ctx *ctx, double *max_error, splat_error 
     splat_ref_lists lists = {0};
     splat_ref_image ref = {0};
     if (st == SPLAT_OK && !proj) st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "selfcheck: out of host memory");
-    if (st == SPLAT_OK) st = splat_ref_render(&s, &cam, &set, proj, &lists, &ref, err);
+    if (st == SPLAT_OK) st = splat__ref_render(&s, &cam, &set, proj, &lists, &ref, err);
     if (st == SPLAT_OK) {
         double worst = 0;
         for (uint32_t p = 0; p < cam.width * cam.height; p++)
@@ -254,8 +254,8 @@ splat_status splat_ctx_selfcheck(splat_ctx *ctx, double *max_error, splat_error 
             st = splat__fail(err, SPLAT_ERR_DEVICE, "selfcheck: %s renders differently from the CPU reference (max error %.3g)",
                              ctx->gpu->info.name, worst);
     }
-    splat_ref_lists_free(&lists);
-    splat_ref_image_free(&ref);
+    splat__ref_lists_free(&lists);
+    splat__ref_image_free(&ref);
     splat__free(proj);
     splat__free(img);
     splat_scene_free(&s);

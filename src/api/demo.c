@@ -264,7 +264,7 @@ splat_status splat_make_demo(splat_ctx *ctx, const char *dir, const splat_demo_d
     if (st == SPLAT_OK) {
         char path[1024];
         snprintf(path, sizeof path, "%s/ground_truth.ply", dir);
-        st = splat_ply_write(path, &s, err);
+        st = splat__ply_write(path, &s, err);
     }
     splat_scene_free(&s);
     return st;

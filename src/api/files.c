@@ -25,7 +25,7 @@ splat_status splat_write_png(const char *path, const float *rgb, const float *al
         for (int c = 0; c < 3; c++) im.rgba[4 * p + c] = (uint8_t)lrintf(255.0f * fminf(fmaxf(rgb[3 * p + c], 0.0f), 1.0f));
         im.rgba[4 * p + 3] = alpha ? (uint8_t)lrintf(255.0f * fminf(fmaxf(alpha[p], 0.0f), 1.0f)) : 255;
     }
-    splat_status st = splat_image_save_png(path, &im, alpha ? 4 : 3, err);
+    splat_status st = splat__image_save_png(path, &im, alpha ? 4 : 3, err);
     splat__free(im.rgba);
     return st;
 }
@@ -33,7 +33,7 @@ splat_status splat_write_png(const char *path, const float *rgb, const float *al
 splat_status splat_read_cameras(const char *path, splat_camera **cams, uint32_t *n, splat_error *err)
 {
     char **names = NULL;
-    splat_status st = splat_cameras_read(path, cams, &names, n, err);
+    splat_status st = splat__cameras_read(path, cams, &names, n, err);
     if (st == SPLAT_OK && names) {
         for (uint32_t k = 0; k < *n; k++) splat__free(names[k]);
         splat__free(names);

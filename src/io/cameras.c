@@ -123,7 +123,7 @@ static splat_status read_camera(const char *path, uint32_t i, const cJSON *obj, 
     return SPLAT_OK;
 }
 
-splat_status splat_cameras_read(const char *path, splat_camera **cams, char ***names, uint32_t *n, splat_error *err)
+splat_status splat__cameras_read(const char *path, splat_camera **cams, char ***names, uint32_t *n, splat_error *err)
 {
     SPLAT_ASSERT(path && cams && n);
     *cams = NULL;
@@ -214,7 +214,7 @@ static void put_string(text *t, const char *s)
     put(t, "\"");
 }
 
-splat_status splat_cameras_write(const char *path, const splat_camera *cams, const char *const *names, uint32_t n,
+splat_status splat__cameras_write(const char *path, const splat_camera *cams, const char *const *names, uint32_t n,
                                  splat_error *err)
 {
     SPLAT_ASSERT(path && (cams || n == 0));

@@ -35,7 +35,7 @@ static uint32_t section_crc(const uint8_t header[SECTION_HEADER_BYTES], const vo
     return crc_bytes(crc, data, size);
 }
 
-splat_status splat_ckpt_write(const char *path, const splat_section *sections, uint32_t n, splat_error *err)
+splat_status splat__ckpt_write(const char *path, const splat_section *sections, uint32_t n, splat_error *err)
 {
     SPLAT_ASSERT(path && (sections || n == 0));
     for (uint32_t i = 0; i < n; i++) {
@@ -71,7 +71,7 @@ splat_status splat_ckpt_write(const char *path, const splat_section *sections, u
     return splat__atomic_commit(&f, err);
 }
 
-splat_status splat_ckpt_read(const char *path, splat_section **sections, uint32_t *n, splat_error *err)
+splat_status splat__ckpt_read(const char *path, splat_section **sections, uint32_t *n, splat_error *err)
 {
     SPLAT_ASSERT(path && sections && n);
     *sections = NULL;
@@ -158,18 +158,18 @@ splat_status splat_ckpt_read(const char *path, splat_section **sections, uint32_
     return SPLAT_OK;
 fail:
     fclose(fp);
-    if (secs) splat_ckpt_free(secs, count);
+    if (secs) splat__ckpt_free(secs, count);
     return st;
 }
 
-void splat_ckpt_free(splat_section *sections, uint32_t n)
+void splat__ckpt_free(splat_section *sections, uint32_t n)
 {
     if (!sections) return;
     for (uint32_t i = 0; i < n; i++) splat__free(sections[i].data);
     splat__free(sections);
 }
 
-const splat_section *splat_ckpt_find(const splat_section *sections, uint32_t n, const char *name)
+const splat_section *splat__ckpt_find(const splat_section *sections, uint32_t n, const char *name)
 {
     SPLAT_ASSERT(name);
     for (uint32_t i = 0; i < n; i++)

@@ -4,7 +4,7 @@
 splat_status splat__view_size(const splat_data_view *view, uint32_t *w0, uint32_t *h0, uint32_t *w, uint32_t *h,
                               splat_error *err)
 {
-    splat_status st = splat_image_probe(view->image_path, w0, h0, err);
+    splat_status st = splat__image_probe(view->image_path, w0, h0, err);
     if (st != SPLAT_OK) return st;
     uint32_t f = view->downsample ? view->downsample : 1;
     *w = SPLAT_MAX(*w0 / f, 1u);
@@ -30,7 +30,7 @@ static int has_model(const char *dir)
     return found;
 }
 
-splat_status splat_dataset_load(const splat_dataset_desc *desc, splat_dataset *ds, splat_error *err)
+splat_status splat__dataset_load(const splat_dataset_desc *desc, splat_dataset *ds, splat_error *err)
 {
     SPLAT_ASSERT(desc && desc->path && ds);
     memset(ds, 0, sizeof *ds);
@@ -51,11 +51,11 @@ splat_status splat_dataset_load(const splat_dataset_desc *desc, splat_dataset *d
     splat__free(nerf);
     splat__free(sparse0);
     splat__free(sparse);
-    if (st != SPLAT_OK) splat_dataset_free(ds);
+    if (st != SPLAT_OK) splat__dataset_free(ds);
     return st;
 }
 
-void splat_dataset_free(splat_dataset *ds)
+void splat__dataset_free(splat_dataset *ds)
 {
     if (!ds) return;
     for (uint32_t i = 0; ds->views && i < ds->n_views; i++) {

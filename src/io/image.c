@@ -293,7 +293,7 @@ static splat_status run_jpeg(const char *path, FILE *fp, long long file_size, sp
 
 /* ------------------------------------------------------------------------- public */
 
-splat_status splat_image_load(const char *path, splat_image *img, splat_error *err)
+splat_status splat__image_load(const char *path, splat_image *img, splat_error *err)
 {
     SPLAT_ASSERT(path && img);
     memset(img, 0, sizeof *img);
@@ -307,7 +307,7 @@ splat_status splat_image_load(const char *path, splat_image *img, splat_error *e
     return st;
 }
 
-splat_status splat_image_probe(const char *path, uint32_t *width, uint32_t *height, splat_error *err)
+splat_status splat__image_probe(const char *path, uint32_t *width, uint32_t *height, splat_error *err)
 {
     SPLAT_ASSERT(path && width && height);
     FILE *fp;
@@ -336,7 +336,7 @@ static void png_encode(png_structp png, png_infop info, const splat_image *img, 
     png_write_end(png, NULL);
 }
 
-splat_status splat_image_save_png(const char *path, const splat_image *img, int channels, splat_error *err)
+splat_status splat__image_save_png(const char *path, const splat_image *img, int channels, splat_error *err)
 {
     SPLAT_ASSERT(path && img && img->rgba && img->width > 0 && img->height > 0);
     if (channels != 3 && channels != 4)
@@ -362,7 +362,7 @@ splat_status splat_image_save_png(const char *path, const splat_image *img, int 
     return st;
 }
 
-splat_status splat_image_downsample(const splat_image *src, uint32_t factor, splat_image *dst, splat_error *err)
+splat_status splat__image_downsample(const splat_image *src, uint32_t factor, splat_image *dst, splat_error *err)
 {
     SPLAT_ASSERT(src && src->rgba && dst && factor >= 1);
     memset(dst, 0, sizeof *dst);
@@ -396,7 +396,7 @@ splat_status splat_image_downsample(const splat_image *src, uint32_t factor, spl
     return SPLAT_OK;
 }
 
-void splat_image_free(splat_image *img)
+void splat__image_free(splat_image *img)
 {
     if (!img) return;
     splat__free(img->rgba);

@@ -17,17 +17,17 @@ typedef struct splat_image {
 
 /* Decodes PNG or JPEG (chosen by content, not extension). Grey, grey+alpha, RGB, RGBA, palette
  * and 16-bit inputs are converted to RGBA8 (alpha 255 where the file has none). */
-splat_status splat_image_load(const char *path, splat_image *img, splat_error *err);
+splat_status splat__image_load(const char *path, splat_image *img, splat_error *err);
 /* Reads only the size from the header. */
-splat_status splat_image_probe(const char *path, uint32_t *width, uint32_t *height, splat_error *err);
+splat_status splat__image_probe(const char *path, uint32_t *width, uint32_t *height, splat_error *err);
 /* Writes an 8-bit PNG; `channels` 3 (RGB, alpha dropped) or 4. Atomic. */
-splat_status splat_image_save_png(const char *path, const splat_image *img, int channels, splat_error *err);
+splat_status splat__image_save_png(const char *path, const splat_image *img, int channels, splat_error *err);
 /* Box-filter downsampling by an integer factor; the size is floor(size / factor), at least 1
  * (a box at the right or bottom edge averages the pixels that exist). Colour is averaged
  * weighted by alpha, so transparent pixels do not bleed into edges (with constant alpha this is
  * the plain box average); alpha is averaged. */
-splat_status splat_image_downsample(const splat_image *src, uint32_t factor, splat_image *dst, splat_error *err);
-void splat_image_free(splat_image *img);
+splat_status splat__image_downsample(const splat_image *src, uint32_t factor, splat_image *dst, splat_error *err);
+void splat__image_free(splat_image *img);
 
 /* ----------------------------------------------------------------------- datasets */
 
@@ -66,8 +66,8 @@ typedef struct splat_dataset_desc {
  * first. Image sizes are read from the image headers, and a missing image is an error.
  * NeRF-synthetic: transforms_test.json may be absent; its views are always is_test (desc->eval
  * is for COLMAP); images_factor > 1 sets view.downsample. On failure `ds` is left empty. */
-splat_status splat_dataset_load(const splat_dataset_desc *desc, splat_dataset *ds, splat_error *err);
-void splat_dataset_free(splat_dataset *ds);
+splat_status splat__dataset_load(const splat_dataset_desc *desc, splat_dataset *ds, splat_error *err);
+void splat__dataset_free(splat_dataset *ds);
 
 /* ---------------------------------------------------------------------------- PLY */
 
@@ -75,13 +75,13 @@ void splat_dataset_free(splat_dataset *ds);
  * f_dc_0..2, f_rest_* channel-major (3*((D+1)^2-1) of them for D = scene->sh_degree),
  * opacity, scale_0..2, rot_0..3. Atomic. A non-finite value is SPLAT_ERR_NONFINITE (naming the
  * Gaussian) and leaves an existing file untouched. */
-splat_status splat_ply_write(const char *path, const splat_scene *scene, splat_error *err);
-/* Reads what splat_ply_write writes (binary little-endian or ASCII, f_rest of degree 0..3, in
+splat_status splat__ply_write(const char *path, const splat_scene *scene, splat_error *err);
+/* Reads what splat__ply_write writes (binary little-endian or ASCII, f_rest of degree 0..3, in
  * any property order, float or double; nx ny nz optional and ignored; elements after the
  * vertices ignored). Unknown properties, missing ones, non-finite values and truncation are
  * errors naming the file. `scene` is initialised here (count = capacity = the vertex count;
  * SH coefficients above the file's degree are 0); on failure it is left empty. */
-splat_status splat_ply_read(const char *path, splat_scene *scene, splat_error *err);
+splat_status splat__ply_read(const char *path, splat_scene *scene, splat_error *err);
 
 /* ------------------------------------------------------------------------ cameras */
 
@@ -89,11 +89,11 @@ splat_status splat_ply_read(const char *path, splat_scene *scene, splat_error *e
  * {id, img_name, width, height, position, rotation (camera-to-world), fx, fy}) and splatc's own
  * form (a list of {name, width, height, fx, fy, cx, cy, R (world-to-camera, 9), t (3)}).
  * names: [n] (may be NULL), freed by the caller with splat__free on each and the array. */
-splat_status splat_cameras_read(const char *path, splat_camera **cams, char ***names, uint32_t *n,
+splat_status splat__cameras_read(const char *path, splat_camera **cams, char ***names, uint32_t *n,
                                 splat_error *err);
 /* Writes splatc's form (floats printed so that they read back exactly). Atomic; a non-finite
  * value is SPLAT_ERR_NONFINITE. */
-splat_status splat_cameras_write(const char *path, const splat_camera *cams, const char *const *names,
+splat_status splat__cameras_write(const char *path, const splat_camera *cams, const char *const *names,
                                  uint32_t n, splat_error *err);
 
 /* -------------------------------------------------------------------- checkpoints */
@@ -107,13 +107,13 @@ typedef struct splat_section {
 } splat_section;
 
 /* Atomic. */
-splat_status splat_ckpt_write(const char *path, const splat_section *sections, uint32_t n, splat_error *err);
-/* Reads every section (allocated here; free with splat_ckpt_free). A bad magic, version,
+splat_status splat__ckpt_write(const char *path, const splat_section *sections, uint32_t n, splat_error *err);
+/* Reads every section (allocated here; free with splat__ckpt_free). A bad magic, version,
  * checksum or truncation is an error naming the file. */
-splat_status splat_ckpt_read(const char *path, splat_section **sections, uint32_t *n, splat_error *err);
-void splat_ckpt_free(splat_section *sections, uint32_t n);
+splat_status splat__ckpt_read(const char *path, splat_section **sections, uint32_t *n, splat_error *err);
+void splat__ckpt_free(splat_section *sections, uint32_t n);
 /* The section called `name`, or NULL. */
-const splat_section *splat_ckpt_find(const splat_section *sections, uint32_t n, const char *name);
+const splat_section *splat__ckpt_find(const splat_section *sections, uint32_t n, const char *name);
 
 /* ---------------------------------------------------------------- atomic writing */
 

@@ -78,7 +78,7 @@ static inline uint32_t splat__load_u32(const uint8_t *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* Dataset loaders behind splat_dataset_load; `ds` is zeroed by the caller and freed by it on
+/* Dataset loaders behind splat__dataset_load; `ds` is zeroed by the caller and freed by it on
  * failure, so a loader may leave it partly filled. */
 splat_status splat__colmap_load(const char *model_dir, const splat_dataset_desc *desc, splat_dataset *ds,
                                 splat_error *err);

@@ -58,7 +58,7 @@ static bool finite_row(const splat_scene *s, uint32_t i, uint32_t n_rest, const 
     return true;
 }
 
-splat_status splat_ply_write(const char *path, const splat_scene *scene, splat_error *err)
+splat_status splat__ply_write(const char *path, const splat_scene *scene, splat_error *err)
 {
     SPLAT_ASSERT(path && scene && scene->sh_degree <= 3 && scene->count <= scene->capacity);
     const uint32_t n_rest = rest_for_degree[scene->sh_degree], per_channel = n_rest / 3;
@@ -364,7 +364,7 @@ static splat_status read_ascii(const char *path, FILE *fp, const ply_header *h, 
     return st;
 }
 
-splat_status splat_ply_read(const char *path, splat_scene *scene, splat_error *err)
+splat_status splat__ply_read(const char *path, splat_scene *scene, splat_error *err)
 {
     SPLAT_ASSERT(path && scene);
     memset(scene, 0, sizeof *scene);

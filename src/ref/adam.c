@@ -1,7 +1,7 @@
 /* ref/adam.c: one Adam step and the schedules of docs/TRAIN.md ("Adam"). */
 #include "ref/ref_train.h"
 
-void splat_ref_adam(uint64_t n, double *p, const double *g, double *m, double *v, double lr, uint32_t t)
+void splat__ref_adam(uint64_t n, double *p, const double *g, double *m, double *v, double lr, uint32_t t)
 {
     SPLAT_ASSERT(t >= 1);
     SPLAT_ASSERT(n == 0 || (p && g && m && v));
@@ -14,10 +14,10 @@ void splat_ref_adam(uint64_t n, double *p, const double *g, double *m, double *v
     }
 }
 
-double splat_ref_means_lr(double scene_scale, uint32_t step, uint32_t max_steps)
+double splat__ref_means_lr(double scene_scale, uint32_t step, uint32_t max_steps)
 {
     SPLAT_ASSERT(max_steps >= 1);
     return SPLAT_REF_LR_MEANS * scene_scale * pow(0.01, (double)step / (double)max_steps);
 }
 
-uint32_t splat_ref_sh_degree(uint32_t step, uint32_t max_degree) { return SPLAT_MIN(step / 1000, max_degree); }
+uint32_t splat__ref_sh_degree(uint32_t step, uint32_t max_degree) { return SPLAT_MIN(step / 1000, max_degree); }

@@ -7,38 +7,38 @@
 
 /* ------------------------------------------------------------------------ schedule */
 
-bool splat_ref_refine_due(uint32_t step)
+bool splat__ref_refine_due(uint32_t step)
 {
     return step < SPLAT_REF_REFINE_STOP && step > SPLAT_REF_REFINE_START && step % SPLAT_REF_REFINE_EVERY == 0;
 }
 
 /* gsplat returns from step_post_backward at step >= refine_stop_iter before either action, so
  * the reset stops with refining (TRAIN.md: "while s < 15000"). */
-bool splat_ref_reset_due(uint32_t step)
+bool splat__ref_reset_due(uint32_t step)
 {
     return step < SPLAT_REF_REFINE_STOP && step > 0 && step % SPLAT_REF_RESET_EVERY == 0;
 }
 
 /* ------------------------------------------------------------------ random numbers */
 
-uint32_t splat_ref_hash(uint32_t x)
+uint32_t splat__ref_hash(uint32_t x)
 {
     uint32_t state = x * 747796405u + 2891336453u;
     uint32_t word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
     return (word >> 22u) ^ word;
 }
 
-double splat_ref_uniform(uint32_t seed, uint32_t i, uint32_t k)
+double splat__ref_uniform(uint32_t seed, uint32_t i, uint32_t k)
 {
-    uint32_t h = splat_ref_hash(splat_ref_hash(splat_ref_hash(seed) ^ i) ^ k);
+    uint32_t h = splat__ref_hash(splat__ref_hash(splat__ref_hash(seed) ^ i) ^ k);
     return (double)(h >> 8) * 0x1.0p-24 + 0x1.0p-25;
 }
 
-void splat_ref_split_normals(uint32_t seed, uint32_t i, double out[6])
+void splat__ref_split_normals(uint32_t seed, uint32_t i, double out[6])
 {
     const double two_pi = 6.283185307179586476925;
     for (uint32_t j = 0; j < 3; j++) {
-        double u1 = splat_ref_uniform(seed, i, 2 * j), u2 = splat_ref_uniform(seed, i, 2 * j + 1);
+        double u1 = splat__ref_uniform(seed, i, 2 * j), u2 = splat__ref_uniform(seed, i, 2 * j + 1);
         double r = sqrt(-2 * log(u1));
         out[2 * j] = r * cos(two_pi * u2);
         out[2 * j + 1] = r * sin(two_pi * u2);
@@ -81,7 +81,7 @@ static double max_scale(const float log_scale[3])
 static void split_child(row *r, uint32_t seed, uint32_t i, int c)
 {
     double z[6];
-    splat_ref_split_normals(seed, i, z);
+    splat__ref_split_normals(seed, i, z);
     double q[4] = {r->quat[0], r->quat[1], r->quat[2], r->quat[3]};
     double n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
     double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
@@ -113,7 +113,7 @@ static bool pruned(const row *r, uint32_t step, double scene_scale)
 
 enum { GROW_NONE, GROW_CLONE, GROW_SPLIT };
 
-splat_status splat_ref_refine(const splat_scene *in, const float *grad2d, const float *count, uint32_t step,
+splat_status splat__ref_refine(const splat_scene *in, const float *grad2d, const float *count, uint32_t step,
                               double scene_scale, uint32_t run_seed, splat_ref_refine_out *out,
                               splat_error *err)
 {
@@ -182,11 +182,11 @@ splat_status splat_ref_refine(const splat_scene *in, const float *grad2d, const 
 
 fail:
     splat__free(grow);
-    splat_ref_refine_out_free(out);
+    splat__ref_refine_out_free(out);
     return st;
 }
 
-void splat_ref_refine_out_free(splat_ref_refine_out *out)
+void splat__ref_refine_out_free(splat_ref_refine_out *out)
 {
     if (!out) return;
     splat_scene_free(&out->scene);
@@ -199,7 +199,7 @@ void splat_ref_refine_out_free(splat_ref_refine_out *out)
 
 /* gsplat's reset_opa: torch.clamp(opacities, max=logit(0.01)); a comparison rather than fminf
  * so that a NaN stays NaN, as in torch. */
-void splat_ref_opacity_reset(splat_scene *s)
+void splat__ref_opacity_reset(splat_scene *s)
 {
     SPLAT_ASSERT(s);
     float lim = (float)log(SPLAT_REF_RESET_OPA / (1 - SPLAT_REF_RESET_OPA));

@@ -90,14 +90,14 @@ static void loss(img x, img y, uint32_t w, uint32_t h, double lambda, splat_ref_
     out->loss = (1 - lambda) * out->l1 + lambda * (1 - ssim);
 }
 
-void splat_ref_loss(const float *x, const float *y, uint32_t w, uint32_t h, double lambda,
+void splat__ref_loss(const float *x, const float *y, uint32_t w, uint32_t h, double lambda,
                     splat_ref_loss_value *out, double *d_x)
 {
     SPLAT_ASSERT(x && y);
     loss((img){.f = x}, (img){.f = y}, w, h, lambda, out, d_x);
 }
 
-void splat_ref_loss_double(const double *x, const double *y, uint32_t w, uint32_t h, double lambda,
+void splat__ref_loss_double(const double *x, const double *y, uint32_t w, uint32_t h, double lambda,
                            splat_ref_loss_value *out, double *d_x)
 {
     SPLAT_ASSERT(x && y);

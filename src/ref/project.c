@@ -32,7 +32,7 @@ void splat__ref_load_params(const splat_ref_params *p, uint32_t i, splat__ref_ga
     memcpy(g->sh, p->sh + (size_t)i * SPLAT__REF_SH_FLOATS, sizeof g->sh);
 }
 
-splat_status splat_ref_params_init(splat_ref_params *p, const splat_scene *scene, splat_error *err)
+splat_status splat__ref_params_init(splat_ref_params *p, const splat_scene *scene, splat_error *err)
 {
     memset(p, 0, sizeof *p);
     size_t n = scene->count;
@@ -42,7 +42,7 @@ splat_status splat_ref_params_init(splat_ref_params *p, const splat_scene *scene
     p->opacities = splat__calloc(n, sizeof(double));
     p->sh = splat__calloc(n * SPLAT__REF_SH_FLOATS, sizeof(double));
     if (!p->means || !p->log_scales || !p->quats || !p->opacities || !p->sh) {
-        splat_ref_params_free(p);
+        splat__ref_params_free(p);
         return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "ref params of %zu Gaussians: out of host memory", n);
     }
     p->count = scene->count;
@@ -53,7 +53,7 @@ splat_status splat_ref_params_init(splat_ref_params *p, const splat_scene *scene
     return SPLAT_OK;
 }
 
-void splat_ref_params_free(splat_ref_params *p)
+void splat__ref_params_free(splat_ref_params *p)
 {
     if (!p) return;
     splat__free(p->means);
@@ -230,7 +230,7 @@ void splat__ref_project(const splat__ref_gauss *g, const splat__ref_cam *c, uint
     project_fwd(g, c, sh_degree, &f, out);
 }
 
-void splat_ref_preprocess(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
+void splat__ref_preprocess(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
                           splat_ref_proj *proj)
 {
     splat__ref_cam c;
@@ -242,7 +242,7 @@ void splat_ref_preprocess(const splat_scene *scene, const splat_camera *cam, con
     }
 }
 
-void splat_ref_preprocess_params(const splat_ref_params *params, const splat_camera *cam,
+void splat__ref_preprocess_params(const splat_ref_params *params, const splat_camera *cam,
                                  const splat_ref_settings *set, splat_ref_proj *proj)
 {
     splat__ref_cam c;

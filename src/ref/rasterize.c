@@ -4,7 +4,7 @@
 
 /* ------------------------------------------------------------------------ buffers */
 
-splat_status splat_ref_image_init(splat_ref_image *img, uint32_t width, uint32_t height, splat_error *err)
+splat_status splat__ref_image_init(splat_ref_image *img, uint32_t width, uint32_t height, splat_error *err)
 {
     memset(img, 0, sizeof *img);
     size_t n = (size_t)width * height;
@@ -14,14 +14,14 @@ splat_status splat_ref_image_init(splat_ref_image *img, uint32_t width, uint32_t
     img->depth = splat__calloc(n, sizeof(double));
     img->margin = splat__calloc(n, sizeof(double));
     if (!img->rgb || !img->T || !img->last || !img->depth || !img->margin) {
-        splat_ref_image_free(img);
+        splat__ref_image_free(img);
         return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "ref image %ux%u: out of host memory", width, height);
     }
     img->width = width, img->height = height;
     return SPLAT_OK;
 }
 
-void splat_ref_image_free(splat_ref_image *img)
+void splat__ref_image_free(splat_ref_image *img)
 {
     if (!img) return;
     splat__free(img->rgb);
@@ -32,7 +32,7 @@ void splat_ref_image_free(splat_ref_image *img)
     memset(img, 0, sizeof *img);
 }
 
-splat_status splat_ref_grads_init(splat_ref_grads *g, uint32_t count, splat_error *err)
+splat_status splat__ref_grads_init(splat_ref_grads *g, uint32_t count, splat_error *err)
 {
     memset(g, 0, sizeof *g);
     size_t n = count;
@@ -47,7 +47,7 @@ splat_status splat_ref_grads_init(splat_ref_grads *g, uint32_t count, splat_erro
     g->alpha = splat__calloc(n, sizeof(double));
     if (!g->means || !g->log_scales || !g->quats || !g->opacities || !g->sh || !g->mean2d || !g->conic ||
         !g->color || !g->alpha) {
-        splat_ref_grads_free(g);
+        splat__ref_grads_free(g);
         return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "ref gradients of %u Gaussians: out of host memory",
                            count);
     }
@@ -55,7 +55,7 @@ splat_status splat_ref_grads_init(splat_ref_grads *g, uint32_t count, splat_erro
     return SPLAT_OK;
 }
 
-void splat_ref_grads_free(splat_ref_grads *g)
+void splat__ref_grads_free(splat_ref_grads *g)
 {
     if (!g) return;
     splat__free(g->means);
@@ -110,7 +110,7 @@ static void check_sizes(const splat_camera *cam, const splat_ref_lists *lists, c
     SPLAT_ASSERT(lists->tiles_y == splat__div_up(cam->height, SPLAT_REF_TILE));
 }
 
-void splat_ref_rasterize(const splat_camera *cam, const splat_ref_settings *set, const splat_ref_proj *proj,
+void splat__ref_rasterize(const splat_camera *cam, const splat_ref_settings *set, const splat_ref_proj *proj,
                          const splat_ref_lists *lists, splat_ref_image *img)
 {
     check_sizes(cam, lists, img);
@@ -149,20 +149,20 @@ void splat_ref_rasterize(const splat_camera *cam, const splat_ref_settings *set,
         }
 }
 
-splat_status splat_ref_render(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
+splat_status splat__ref_render(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
                               splat_ref_proj *proj, splat_ref_lists *lists, splat_ref_image *img, splat_error *err)
 {
     memset(lists, 0, sizeof *lists);
     memset(img, 0, sizeof *img);
-    splat_ref_preprocess(scene, cam, set, proj);
-    splat_status st = splat_ref_tile_lists(cam, proj, scene->count, lists, err);
+    splat__ref_preprocess(scene, cam, set, proj);
+    splat_status st = splat__ref_tile_lists(cam, proj, scene->count, lists, err);
     if (st != SPLAT_OK) return st;
-    st = splat_ref_image_init(img, cam->width, cam->height, err);
+    st = splat__ref_image_init(img, cam->width, cam->height, err);
     if (st != SPLAT_OK) {
-        splat_ref_lists_free(lists);
+        splat__ref_lists_free(lists);
         return st;
     }
-    splat_ref_rasterize(cam, set, proj, lists, img);
+    splat__ref_rasterize(cam, set, proj, lists, img);
     return SPLAT_OK;
 }
 
@@ -276,7 +276,7 @@ static void backward(const source *src, uint32_t count, const splat_camera *cam,
     }
 }
 
-void splat_ref_backward(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
+void splat__ref_backward(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
                         const splat_ref_proj *proj, const splat_ref_lists *lists, const splat_ref_image *img,
                         const float *d_rgb, const float *d_alpha, splat_ref_grads *grads)
 {
@@ -285,7 +285,7 @@ void splat_ref_backward(const splat_scene *scene, const splat_camera *cam, const
     backward(&src, scene->count, cam, set, proj, lists, img, &up, grads);
 }
 
-void splat_ref_backward_params(const splat_ref_params *params, const splat_camera *cam,
+void splat__ref_backward_params(const splat_ref_params *params, const splat_camera *cam,
                                const splat_ref_settings *set, const splat_ref_proj *proj,
                                const splat_ref_lists *lists, const splat_ref_image *img,
                                const double *d_rgb, const double *d_alpha, splat_ref_grads *grads)

@@ -118,46 +118,46 @@ typedef struct splat_ref_params {
 } splat_ref_params;
 
 /* proj: [scene->count], filled. */
-void splat_ref_preprocess(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
+void splat__ref_preprocess(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
                           splat_ref_proj *proj);
 
-/* A double copy of scene rows [0, count). Free with splat_ref_params_free. */
-splat_status splat_ref_params_init(splat_ref_params *params, const splat_scene *scene, splat_error *err);
-void splat_ref_params_free(splat_ref_params *params);
-/* splat_ref_preprocess from double parameters. proj: [params->count]. */
-void splat_ref_preprocess_params(const splat_ref_params *params, const splat_camera *cam,
+/* A double copy of scene rows [0, count). Free with splat__ref_params_free. */
+splat_status splat__ref_params_init(splat_ref_params *params, const splat_scene *scene, splat_error *err);
+void splat__ref_params_free(splat_ref_params *params);
+/* splat__ref_preprocess from double parameters. proj: [params->count]. */
+void splat__ref_preprocess_params(const splat_ref_params *params, const splat_camera *cam,
                                  const splat_ref_settings *set, splat_ref_proj *proj);
 
-/* Builds the tile lists of the visible Gaussians. Free with splat_ref_lists_free. */
-splat_status splat_ref_tile_lists(const splat_camera *cam, const splat_ref_proj *proj, uint32_t count,
+/* Builds the tile lists of the visible Gaussians. Free with splat__ref_lists_free. */
+splat_status splat__ref_tile_lists(const splat_camera *cam, const splat_ref_proj *proj, uint32_t count,
                                   splat_ref_lists *lists, splat_error *err);
-void splat_ref_lists_free(splat_ref_lists *lists);
+void splat__ref_lists_free(splat_ref_lists *lists);
 
-splat_status splat_ref_image_init(splat_ref_image *img, uint32_t width, uint32_t height, splat_error *err);
-void splat_ref_image_free(splat_ref_image *img);
+splat_status splat__ref_image_init(splat_ref_image *img, uint32_t width, uint32_t height, splat_error *err);
+void splat__ref_image_free(splat_ref_image *img);
 
 /* Forward: fills img (sized to the camera) from proj and lists. */
-void splat_ref_rasterize(const splat_camera *cam, const splat_ref_settings *set, const splat_ref_proj *proj,
+void splat__ref_rasterize(const splat_camera *cam, const splat_ref_settings *set, const splat_ref_proj *proj,
                          const splat_ref_lists *lists, splat_ref_image *img);
 
 /* Convenience: preprocess, lists and rasterize in one call. proj: [count]; lists and img are
  * initialised here and freed by the caller. */
-splat_status splat_ref_render(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
+splat_status splat__ref_render(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
                               splat_ref_proj *proj, splat_ref_lists *lists, splat_ref_image *img, splat_error *err);
 
-splat_status splat_ref_grads_init(splat_ref_grads *g, uint32_t count, splat_error *err);
-void splat_ref_grads_free(splat_ref_grads *g);
+splat_status splat__ref_grads_init(splat_ref_grads *g, uint32_t count, splat_error *err);
+void splat__ref_grads_free(splat_ref_grads *g);
 
 /* Backward: the exact gradient of the forward function. Inputs are the forward's proj, lists
  * and img; d_rgb [H,W,3] and d_alpha [H,W] (alpha = 1 - T) are the upstream gradients (either
  * may be NULL for zero). grads must be initialised for scene->count and is overwritten.
  * Each pixel's list is walked back to front from its last contributor (img->last), with T
  * recovered by division from img->T, as gsplat does; in double that is exact to rounding. */
-void splat_ref_backward(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
+void splat__ref_backward(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
                         const splat_ref_proj *proj, const splat_ref_lists *lists, const splat_ref_image *img,
                         const float *d_rgb, const float *d_alpha, splat_ref_grads *grads);
-/* splat_ref_backward from double parameters and double upstream gradients. */
-void splat_ref_backward_params(const splat_ref_params *params, const splat_camera *cam,
+/* splat__ref_backward from double parameters and double upstream gradients. */
+void splat__ref_backward_params(const splat_ref_params *params, const splat_camera *cam,
                                const splat_ref_settings *set, const splat_ref_proj *proj,
                                const splat_ref_lists *lists, const splat_ref_image *img,
                                const double *d_rgb, const double *d_alpha, splat_ref_grads *grads);

@@ -32,10 +32,10 @@ typedef struct splat_ref_loss_value {
 /* The loss of docs/TRAIN.md. x (rendered), y (ground truth): [H,W,3]; out: filled; d_x: [H,W,3]
  * or NULL, overwritten with dL/dx (the L1 derivative is 0 where x == y, as torch's sign).
  * No allocation: window sums are evaluated directly (O(H W 121)). w, h >= 1. */
-void splat_ref_loss(const float *x, const float *y, uint32_t w, uint32_t h, double lambda,
+void splat__ref_loss(const float *x, const float *y, uint32_t w, uint32_t h, double lambda,
                     splat_ref_loss_value *out, double *d_x);
 /* The same in double, for finite differences at inputs float cannot hold. */
-void splat_ref_loss_double(const double *x, const double *y, uint32_t w, uint32_t h, double lambda,
+void splat__ref_loss_double(const double *x, const double *y, uint32_t w, uint32_t h, double lambda,
                            splat_ref_loss_value *out, double *d_x);
 
 /* ------------------------------------------------------------------------------ Adam */
@@ -44,7 +44,7 @@ void splat_ref_loss_double(const double *x, const double *y, uint32_t w, uint32_
 #define SPLAT_REF_ADAM_B2 0.999
 #define SPLAT_REF_ADAM_EPS 1e-15
 
-/* Learning rates of the parameter groups (the means' rate is splat_ref_means_lr). */
+/* Learning rates of the parameter groups (the means' rate is splat__ref_means_lr). */
 #define SPLAT_REF_LR_MEANS 1.6e-4     /* times scene_scale, decayed to 1 % over the run */
 #define SPLAT_REF_LR_SCALES 5e-3
 #define SPLAT_REF_LR_QUATS 1e-3
@@ -56,13 +56,13 @@ void splat_ref_loss_double(const double *x, const double *y, uint32_t w, uint32_
  * p, m, v: [n] parameters and first / second moments, updated; g: [n] gradients; t: the global
  * step, 1-based (bias correction 1 - b^t uses it even for moments that were just zeroed by a
  * refine or an opacity reset, as torch does: densification does not reset the step). t >= 1. */
-void splat_ref_adam(uint64_t n, double *p, const double *g, double *m, double *v, double lr, uint32_t t);
+void splat__ref_adam(uint64_t n, double *p, const double *g, double *m, double *v, double lr, uint32_t t);
 
 /* The means' learning rate at 0-based step `step`: 1.6e-4 scene_scale 0.01^(step / max_steps)
  * (gsplat's ExponentialLR with gamma = 0.01^(1 / max_steps), stepped `step` times). */
-double splat_ref_means_lr(double scene_scale, uint32_t step, uint32_t max_steps);
+double splat__ref_means_lr(double scene_scale, uint32_t step, uint32_t max_steps);
 /* The active SH degree at 0-based step `step`: min(step / 1000, max_degree). */
-uint32_t splat_ref_sh_degree(uint32_t step, uint32_t max_degree);
+uint32_t splat__ref_sh_degree(uint32_t step, uint32_t max_degree);
 
 /* ------------------------------------------------------------------- densification */
 
@@ -79,8 +79,8 @@ uint32_t splat_ref_sh_degree(uint32_t step, uint32_t max_degree);
 
 /* Whether the densification of docs/TRAIN.md refines / resets opacities after the optimizer
  * step of 0-based step `step`. At a step where both are due, refine comes first. */
-bool splat_ref_refine_due(uint32_t step);
-bool splat_ref_reset_due(uint32_t step);
+bool splat__ref_refine_due(uint32_t step);
+bool splat__ref_reset_due(uint32_t step);
 
 /* Where a row of a refined scene comes from. */
 typedef enum splat_ref_row_kind {
@@ -102,33 +102,33 @@ typedef struct splat_ref_refine_out {
 } splat_ref_refine_out;
 
 /* One refine of docs/TRAIN.md ("Densification", step 1) at 0-based step `step`; the caller
- * decides whether one is due (splat_ref_refine_due). in: the scene after the optimizer step;
+ * decides whether one is due (splat__ref_refine_due). in: the scene after the optimizer step;
  * grad2d, count: [in->count] the accumulated statistics; the random samples of the split of
- * input row i use seed run_seed ^ step (splat_ref_split_normals). Rows of out->scene are in
+ * input row i use seed run_seed ^ step (splat__ref_split_normals). Rows of out->scene are in
  * TRAIN.md's order: surviving non-split rows in input order, then the clones in source order,
  * then every first split child, then every second one (pruned rows left out). Clone and kept
  * rows are bit-exact copies; split children are computed in double and rounded once.
- * out is initialised here; free it with splat_ref_refine_out_free (also after a failure).
+ * out is initialised here; free it with splat__ref_refine_out_free (also after a failure).
  * Fails only for lack of host memory. Resetting the statistics and moving the Adam moments
  * (by src and kind) are the caller's. */
-splat_status splat_ref_refine(const splat_scene *in, const float *grad2d, const float *count, uint32_t step,
+splat_status splat__ref_refine(const splat_scene *in, const float *grad2d, const float *count, uint32_t step,
                               double scene_scale, uint32_t run_seed, splat_ref_refine_out *out,
                               splat_error *err);
-void splat_ref_refine_out_free(splat_ref_refine_out *out);
+void splat__ref_refine_out_free(splat_ref_refine_out *out);
 
 /* Opacity reset, in place: opacity logit = min(logit, (float)logit(0.01)) for rows
  * [0, count). Zeroing the opacity group's Adam moments is the caller's. */
-void splat_ref_opacity_reset(splat_scene *s);
+void splat__ref_opacity_reset(splat_scene *s);
 
 /* ----------------------------------------------------- counter-based random numbers */
 
 /* The PCG output hash of docs/TRAIN.md ("The random samples of a split"). */
-uint32_t splat_ref_hash(uint32_t x);
+uint32_t splat__ref_hash(uint32_t x);
 /* (hash(hash(hash(seed) ^ i) ^ k) >> 8) 2^-24 + 2^-25: in (0, 1), exact in double. */
-double splat_ref_uniform(uint32_t seed, uint32_t i, uint32_t k);
+double splat__ref_uniform(uint32_t seed, uint32_t i, uint32_t k);
 /* The six standard normals of the split of row i under seed (= run_seed ^ step): out[2j] and
  * out[2j+1] are the Box-Muller pair j from uniform(seed, i, 2j), uniform(seed, i, 2j+1).
  * Child c uses out[3c .. 3c+2]. out: [6]. */
-void splat_ref_split_normals(uint32_t seed, uint32_t i, double out[6]);
+void splat__ref_split_normals(uint32_t seed, uint32_t i, double out[6]);
 
 #endif

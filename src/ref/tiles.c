@@ -105,7 +105,7 @@ static void visit_pairs(const splat_camera *cam, const splat_ref_proj *proj, con
     }
 }
 
-splat_status splat_ref_tile_lists(const splat_camera *cam, const splat_ref_proj *proj, uint32_t count,
+splat_status splat__ref_tile_lists(const splat_camera *cam, const splat_ref_proj *proj, uint32_t count,
                                   splat_ref_lists *lists, splat_error *err)
 {
     splat_status st = SPLAT_OK;
@@ -154,11 +154,11 @@ oom:
 fail:
     splat__free(order);
     splat__free(cursor);
-    splat_ref_lists_free(lists);
+    splat__ref_lists_free(lists);
     return st;
 }
 
-void splat_ref_lists_free(splat_ref_lists *lists)
+void splat__ref_lists_free(splat_ref_lists *lists)
 {
     if (!lists) return;
     splat__free(lists->offsets);

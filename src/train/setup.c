@@ -8,11 +8,11 @@ static splat_status load_view_image(const splat_trainer *t, uint32_t v, splat_im
 {
     const splat_data_view *view = &t->ds.views[v];
     splat_image raw = {0};
-    splat_status st = splat_image_load(view->image_path, &raw, err);
+    splat_status st = splat__image_load(view->image_path, &raw, err);
     if (st != SPLAT_OK) return st;
     if (view->downsample > 1) {
-        st = splat_image_downsample(&raw, view->downsample, out, err);
-        splat_image_free(&raw);
+        st = splat__image_downsample(&raw, view->downsample, out, err);
+        splat__image_free(&raw);
         if (st != SPLAT_OK) return st;
     } else {
         *out = raw;
@@ -20,7 +20,7 @@ static splat_status load_view_image(const splat_trainer *t, uint32_t v, splat_im
     if (out->width != view->camera.width || out->height != view->camera.height) {
         splat_status bad = splat__fail(err, SPLAT_ERR_FORMAT, "%s: image is %ux%u but its camera is %ux%u", view->image_path,
                                        out->width, out->height, view->camera.width, view->camera.height);
-        splat_image_free(out);
+        splat__image_free(out);
         return bad;
     }
     return SPLAT_OK;
@@ -121,7 +121,7 @@ static splat_status upload_images(splat_trainer *t, splat_error *err)
         uint64_t bytes = (uint64_t)im->width * im->height * 4;
         st = splat__buf_upload(g, &t->images, off, im->rgba, bytes, err);
         off += (uint32_t)bytes;
-        splat_image_free(im); /* resident: the GPU holds it now */
+        splat__image_free(im); /* resident: the GPU holds it now */
     }
     return st;
 }
@@ -129,7 +129,7 @@ static splat_status upload_images(splat_trainer *t, splat_error *err)
 static splat_status init_gaussians(splat_trainer *t, splat_scene *scene, splat_error *err)
 {
     if (t->desc.init_ply) {
-        splat_status st = splat_ply_read(t->desc.init_ply, scene, err);
+        splat_status st = splat__ply_read(t->desc.init_ply, scene, err);
         if (st == SPLAT_OK && scene->sh_degree < t->sh_max) t->sh_max = scene->sh_degree;
         return st;
     }
@@ -158,7 +158,7 @@ splat_status splat_trainer_init(splat_trainer **out, splat_ctx *ctx, const splat
     if (st == SPLAT_OK) st = splat__ctx_renderer(ctx, &r, err);
     if (st == SPLAT_OK) {
         splat_dataset_desc dd = {.path = desc->data, .images_factor = desc->images_factor, .eval = desc->eval};
-        st = splat_dataset_load(&dd, &t->ds, err);
+        st = splat__dataset_load(&dd, &t->ds, err);
     }
     if (st != SPLAT_OK) goto fail;
     t->train_views = splat__calloc(t->ds.n_views, sizeof *t->train_views);
@@ -240,11 +240,11 @@ void splat_trainer_free(splat_trainer *t)
     for (size_t k = 0; k < SPLAT_COUNTOF(bufs); k++) splat__buf_free(g, bufs[k]);
     for (int k = 0; k <= SPLAT_TRAIN_RING; k++) splat__buf_free(g, &t->slot_images[k]);
     if (t->host_images)
-        for (uint32_t v = 0; v < t->ds.n_views; v++) splat_image_free(&t->host_images[v]);
+        for (uint32_t v = 0; v < t->ds.n_views; v++) splat__image_free(&t->host_images[v]);
     splat__free(t->host_images);
     splat__free(t->train_views);
     splat__free(t->test_views);
-    splat_dataset_free(&t->ds);
+    splat__dataset_free(&t->ds);
     splat__free(t);
 }
 
@@ -305,12 +305,12 @@ static splat_status eval_view(splat_trainer *t, uint32_t v, const char *render_d
             char *dot = strrchr(base, '.');
             if (dot) *dot = '\0';
             snprintf(path, sizeof path, "%s/%s.png", render_dir, base);
-            st = splat_image_save_png(path, &out, 3, err);
+            st = splat__image_save_png(path, &out, 3, err);
         }
         splat__free(rgbt);
         splat__free(out.rgba);
     }
-    splat_image_free(&im);
+    splat__image_free(&im);
     return st;
 }
 
@@ -387,7 +387,7 @@ splat_status splat_trainer_save(splat_trainer *t, const char *path, splat_error 
         if (!sec[k + 1].data) st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
         else st = splat__buf_download(t->g, parts[k].buf, 0, sec[k + 1].data, parts[k].bytes, err);
     }
-    if (st == SPLAT_OK) st = splat_ckpt_write(path, sec, (uint32_t)SPLAT_COUNTOF(sec), err);
+    if (st == SPLAT_OK) st = splat__ckpt_write(path, sec, (uint32_t)SPLAT_COUNTOF(sec), err);
     for (size_t k = 1; k < SPLAT_COUNTOF(sec); k++) splat__free(sec[k].data);
     return st;
 }
@@ -398,9 +398,9 @@ splat_status splat_trainer_resume(splat_trainer *t, const char *path, splat_erro
     if (st != SPLAT_OK) return st;
     splat_section *sec = NULL;
     uint32_t n_sec = 0;
-    st = splat_ckpt_read(path, &sec, &n_sec, err);
+    st = splat__ckpt_read(path, &sec, &n_sec, err);
     if (st != SPLAT_OK) return st;
-    const splat_section *m = splat_ckpt_find(sec, n_sec, "meta");
+    const splat_section *m = splat__ckpt_find(sec, n_sec, "meta");
     ckpt_meta meta;
     if (!m || m->size != sizeof meta) {
         st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: no valid meta section", path);
@@ -427,7 +427,7 @@ splat_status splat_trainer_resume(splat_trainer *t, const char *path, splat_erro
         {"params.sh", scene.sh, n * 192},
     };
     for (size_t k = 0; k < SPLAT_COUNTOF(params) && st == SPLAT_OK; k++) {
-        const splat_section *s = splat_ckpt_find(sec, n_sec, params[k].name);
+        const splat_section *s = splat__ckpt_find(sec, n_sec, params[k].name);
         if (!s || s->size != params[k].bytes) st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: section %s missing or of the wrong size", path, params[k].name);
         else memcpy(params[k].host, s->data, params[k].bytes);
     }
@@ -449,7 +449,7 @@ splat_status splat_trainer_resume(splat_trainer *t, const char *path, splat_erro
         {"adam.sh", &t->moments.sh, n * 384},      {"stats", &t->rb.stats, n * 16},
     };
     for (size_t k = 0; k < SPLAT_COUNTOF(state) && st == SPLAT_OK; k++) {
-        const splat_section *s = splat_ckpt_find(sec, n_sec, state[k].name);
+        const splat_section *s = splat__ckpt_find(sec, n_sec, state[k].name);
         if (!s || s->size != state[k].bytes) st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: section %s missing or of the wrong size", path, state[k].name);
         else st = splat__buf_upload(t->g, state[k].buf, 0, s->data, state[k].bytes, err);
     }
@@ -458,6 +458,6 @@ splat_status splat_trainer_resume(splat_trainer *t, const char *path, splat_erro
         st = splat__train_rerecord(t, err);
     }
 done:
-    splat_ckpt_free(sec, n_sec);
+    splat__ckpt_free(sec, n_sec);
     return st;
 }
