@@ -5,6 +5,10 @@
 #include <stdlib.h>
 
 #include "gpu/gpu.h"
+#include "gpu/spirv.h"
+
+/* The benchmarks' own shaders (bench/shaders). */
+extern const splat__spirv bench_shaders[];
 
 #define CHECK(x)                                                                    \
     do {                                                                            \
@@ -64,8 +68,8 @@ int main(int argc, char **argv)
 
     /* Float atomics: n adds spread over many addresses (low contention) and over 32 (high). */
     splat_pipe pa, pe;
-    CHECK(splat__pipe_init(g, &pa, &(splat_pipe_desc){.shader = "bench_atomic", .n_bindings = 1, .push_size = 8}, &err));
-    CHECK(splat__pipe_init(g, &pe, &(splat_pipe_desc){.shader = "bench_empty", .n_bindings = 1}, &err));
+    CHECK(splat__pipe_init(g, &pa, &(splat_pipe_desc){.shader = "bench_atomic", .table = bench_shaders, .n_bindings = 1, .push_size = 8}, &err));
+    CHECK(splat__pipe_init(g, &pe, &(splat_pipe_desc){.shader = "bench_empty", .table = bench_shaders, .n_bindings = 1}, &err));
     uint32_t n_atomic = g->info.type == VK_PHYSICAL_DEVICE_TYPE_CPU ? (1u << 22) : (1u << 26);
     double atomic_rate[2];
     uint32_t buckets_of[2] = {1u << 20, 32};

@@ -32,6 +32,13 @@
 extern "C" {
 #endif
 
+/* The functions of this header are the only symbols libsplatc.so exports. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SPLAT_API __attribute__((visibility("default")))
+#else
+#define SPLAT_API
+#endif
+
 /* ---------------------------------------------------------------- status and errors */
 
 typedef enum splat_status {
@@ -51,7 +58,7 @@ typedef enum splat_status {
 } splat_status;
 
 /* A short, stable name for a status ("SPLAT_ERR_IO"); never NULL. */
-const char *splat_status_str(splat_status status);
+SPLAT_API const char *splat_status_str(splat_status status);
 
 /* The message of the first failure a call reports. `status` repeats the return value. */
 typedef struct splat_error {
@@ -70,7 +77,7 @@ typedef struct splat_allocator {
     void *user;
 } splat_allocator;
 
-void splat_set_allocator(const splat_allocator *allocator);
+SPLAT_API void splat_set_allocator(const splat_allocator *allocator);
 
 /* ---------------------------------------------------------------- cameras and scenes */
 
@@ -102,10 +109,10 @@ typedef struct splat_scene {
 } splat_scene;
 
 /* Allocates a scene of `capacity` rows with count 0. Free with splat_scene_free. */
-splat_status splat_scene_init(splat_scene *scene, uint32_t capacity, splat_error *err);
+SPLAT_API splat_status splat_scene_init(splat_scene *scene, uint32_t capacity, splat_error *err);
 /* Grows the arrays to hold at least `capacity` rows, keeping rows [0, count). */
-splat_status splat_scene_reserve(splat_scene *scene, uint32_t capacity, splat_error *err);
-void splat_scene_free(splat_scene *scene);
+SPLAT_API splat_status splat_scene_reserve(splat_scene *scene, uint32_t capacity, splat_error *err);
+SPLAT_API void splat_scene_free(splat_scene *scene);
 
 /* ------------------------------------------------------------------- devices */
 
@@ -123,7 +130,7 @@ typedef struct splat_device_info {
 } splat_device_info;
 
 /* Lists the Vulkan devices: infos [max]; *count is how many exist (may exceed max). */
-splat_status splat_devices(splat_device_info *infos, uint32_t max, uint32_t *count, splat_error *err);
+SPLAT_API splat_status splat_devices(splat_device_info *infos, uint32_t max, uint32_t *count, splat_error *err);
 
 /* ------------------------------------------------------------------- context */
 
@@ -136,15 +143,15 @@ typedef struct splat_ctx_desc {
     bool validation;                 /* Vulkan validation layers (also SPLAT_VALIDATE=1) */
 } splat_ctx_desc;
 
-splat_status splat_ctx_init(splat_ctx **ctx, const splat_ctx_desc *desc, splat_error *err);
-void splat_ctx_free(splat_ctx *ctx);
+SPLAT_API splat_status splat_ctx_init(splat_ctx **ctx, const splat_ctx_desc *desc, splat_error *err);
+SPLAT_API void splat_ctx_free(splat_ctx *ctx);
 /* The device the context runs on. */
-void splat_ctx_device(const splat_ctx *ctx, splat_device_info *info);
+SPLAT_API void splat_ctx_device(const splat_ctx *ctx, splat_device_info *info);
 /* Device memory splatc has allocated: now, and the most at any time so far. */
-void splat_ctx_memory(const splat_ctx *ctx, uint64_t *in_use, uint64_t *peak);
+SPLAT_API void splat_ctx_memory(const splat_ctx *ctx, uint64_t *in_use, uint64_t *peak);
 /* Renders a small random scene on the GPU and on the CPU reference and compares them;
  * *max_error is the largest difference of a pixel value. */
-splat_status splat_ctx_selfcheck(splat_ctx *ctx, double *max_error, splat_error *err);
+SPLAT_API splat_status splat_ctx_selfcheck(splat_ctx *ctx, double *max_error, splat_error *err);
 
 /* ----------------------------------------------------------------- rendering */
 
@@ -159,9 +166,9 @@ typedef struct splat_render_desc {
 /* Renders `scene` from each camera: images [n] of [H,W,3] floats in camera order, each
  * allocated here (free with splat_free). Immediate mode: the stream commits adaptively while it
  * encodes and waits at the end. */
-splat_status splat_render(splat_ctx *ctx, const splat_scene *scene, const splat_camera *cams, uint32_t n,
+SPLAT_API splat_status splat_render(splat_ctx *ctx, const splat_scene *scene, const splat_camera *cams, uint32_t n,
                           const splat_render_desc *desc, float **images, splat_error *err);
-void splat_free(void *ptr);
+SPLAT_API void splat_free(void *ptr);
 
 /* The differentiable rasterizer's backward, immediate mode: renders `scene` from `cam` and
  * returns the gradient of a scalar loss L given dL/d(image) and dL/d(alpha):
@@ -171,7 +178,7 @@ void splat_free(void *ptr);
  * dL/d(log_scales), dL/d(quats), dL/d(opacity logits) and dL/d(SH), zero above the active
  * degree. `image` [H,W,3] and `alpha` [H,W] receive the forward render when not NULL.
  * Deterministic: the same inputs give the same bits on the same device. */
-splat_status splat_render_backward(splat_ctx *ctx, const splat_scene *scene, const splat_camera *cam,
+SPLAT_API splat_status splat_render_backward(splat_ctx *ctx, const splat_scene *scene, const splat_camera *cam,
                                    const splat_render_desc *desc, const float *d_rgb, const float *d_alpha,
                                    splat_scene *grads, float *image, float *alpha, splat_error *err);
 
@@ -217,11 +224,11 @@ typedef struct splat_trainer splat_trainer;
 
 /* Loads the dataset, initialises the Gaussians and uploads everything (training images stay on
  * the GPU, or are streamed from host memory when they do not fit). */
-splat_status splat_trainer_init(splat_trainer **trainer, splat_ctx *ctx, const splat_train_desc *desc,
+SPLAT_API splat_status splat_trainer_init(splat_trainer **trainer, splat_ctx *ctx, const splat_train_desc *desc,
                                  splat_error *err);
 /* Runs training steps until `until_step` (or the end of the run). */
-splat_status splat_trainer_run(splat_trainer *t, uint32_t until_step, splat_error *err);
-uint32_t splat_trainer_step(const splat_trainer *t);
+SPLAT_API splat_status splat_trainer_run(splat_trainer *t, uint32_t until_step, splat_error *err);
+SPLAT_API uint32_t splat_trainer_step(const splat_trainer *t);
 
 /* With desc.profile: the mean GPU time per iteration of each stage, in pipeline order. */
 typedef struct splat_stage_time {
@@ -229,11 +236,11 @@ typedef struct splat_stage_time {
     double ms;
 } splat_stage_time;
 
-uint32_t splat_trainer_profile(const splat_trainer *t, splat_stage_time *stages, uint32_t max);
+SPLAT_API uint32_t splat_trainer_profile(const splat_trainer *t, splat_stage_time *stages, uint32_t max);
 
 /* How many times a Gaussian's gradient came out non-finite (it then gets no update that step),
  * with a description of the first in msg. 0 in a healthy run. */
-uint32_t splat_trainer_diagnostics(splat_trainer *t, char *msg, size_t size);
+SPLAT_API uint32_t splat_trainer_diagnostics(splat_trainer *t, char *msg, size_t size);
 
 typedef struct splat_eval_result {
     uint32_t n_views;
@@ -243,31 +250,31 @@ typedef struct splat_eval_result {
 
 /* Renders every test view (every training view when there are none), computes PSNR and SSIM,
  * and when render_dir is not NULL writes each render as a PNG there. */
-splat_status splat_trainer_eval(splat_trainer *t, const char *render_dir, splat_eval_result *res, splat_error *err);
+SPLAT_API splat_status splat_trainer_eval(splat_trainer *t, const char *render_dir, splat_eval_result *res, splat_error *err);
 /* The current Gaussians (a copy the caller frees with splat_scene_free). */
-splat_status splat_trainer_scene(splat_trainer *t, splat_scene *scene, splat_error *err);
+SPLAT_API splat_status splat_trainer_scene(splat_trainer *t, splat_scene *scene, splat_error *err);
 /* Checkpoints: parameters, Adam state, statistics and the step; resuming on the same device
  * continues bit for bit as if the run had not stopped. */
-splat_status splat_trainer_save(splat_trainer *t, const char *path, splat_error *err);
-splat_status splat_trainer_resume(splat_trainer *t, const char *path, splat_error *err);
-void splat_trainer_free(splat_trainer *t);
+SPLAT_API splat_status splat_trainer_save(splat_trainer *t, const char *path, splat_error *err);
+SPLAT_API splat_status splat_trainer_resume(splat_trainer *t, const char *path, splat_error *err);
+SPLAT_API void splat_trainer_free(splat_trainer *t);
 
 /* ------------------------------------------------------------------ files */
 
 /* Reads and writes Gaussians in the PLY layout standard viewers use (binary little-endian:
  * x y z, nx ny nz, f_dc_0..2, f_rest_* channel-major, opacity, scale_0..2, rot_0..3).
  * Writing is atomic. */
-splat_status splat_scene_load_ply(const char *path, splat_scene *scene, splat_error *err);
-splat_status splat_scene_save_ply(const char *path, const splat_scene *scene, splat_error *err);
+SPLAT_API splat_status splat_scene_load_ply(const char *path, splat_scene *scene, splat_error *err);
+SPLAT_API splat_status splat_scene_save_ply(const char *path, const splat_scene *scene, splat_error *err);
 
 /* Writes `size` bytes atomically (a temporary file beside `path`, then a rename). */
-splat_status splat_write_file(const char *path, const void *data, size_t size, splat_error *err);
+SPLAT_API splat_status splat_write_file(const char *path, const void *data, size_t size, splat_error *err);
 /* Writes an 8-bit PNG of rgb [H,W,3] (clamped to [0, 1]) and, when alpha is not NULL, alpha
  * [H,W]. Atomic. */
-splat_status splat_write_png(const char *path, const float *rgb, const float *alpha, uint32_t width, uint32_t height,
+SPLAT_API splat_status splat_write_png(const char *path, const float *rgb, const float *alpha, uint32_t width, uint32_t height,
                              splat_error *err);
 /* Reads cameras (splatc's cameras.json or the original 3DGS one): *cams [n] freed with splat_free. */
-splat_status splat_read_cameras(const char *path, splat_camera **cams, uint32_t *n, splat_error *err);
+SPLAT_API splat_status splat_read_cameras(const char *path, splat_camera **cams, uint32_t *n, splat_error *err);
 
 /* ------------------------------------------------------------------ demo */
 
@@ -281,7 +288,7 @@ typedef struct splat_demo_desc {
  * in sparse/0 (one PINHOLE camera, the poses, and a sparse point cloud like SfM gives: a
  * jittered subset of the object's centres). The ground truth is written as
  * dir/ground_truth.ply. */
-splat_status splat_make_demo(splat_ctx *ctx, const char *dir, const splat_demo_desc *desc, splat_error *err);
+SPLAT_API splat_status splat_make_demo(splat_ctx *ctx, const char *dir, const splat_demo_desc *desc, splat_error *err);
 
 #ifdef __cplusplus
 }

@@ -80,7 +80,7 @@ SPLAT_TEST(gpu_buffer_unified_path)
     for (uint32_t i = 0; i < n; i++) x[i] = (float)t_uniform(-1, 1);
     T_OK(splat__buf_upload(g, &buf, 0, x, n * 4, &err), &err);
     splat_pipe p;
-    T_OK(splat__pipe_init(g, &p, &(splat_pipe_desc){.shader = "test_affine", .n_bindings = 1, .push_size = 12}, &err), &err);
+    T_OK(splat__pipe_init(g, &p, &(splat_pipe_desc){.shader = "test_affine", .table = t_shaders, .n_bindings = 1, .push_size = 12}, &err), &err);
     splat_stream s;
     T_OK(splat__stream_init(g, &s, &err), &err);
     struct { uint32_t n; float a, b; } pc = {n, 2.0f, 0.5f};
@@ -114,7 +114,7 @@ SPLAT_TEST(gpu_buffer_storage_range_limit)
         return;
     }
     splat_pipe p;
-    T_OK(splat__pipe_init(g, &p, &(splat_pipe_desc){.shader = "test_affine", .n_bindings = 1, .push_size = 12}, &err), &err);
+    T_OK(splat__pipe_init(g, &p, &(splat_pipe_desc){.shader = "test_affine", .table = t_shaders, .n_bindings = 1, .push_size = 12}, &err), &err);
     splat_stream s;
     T_OK(splat__stream_init(g, &s, &err), &err);
     struct { uint32_t n; float a, b; } pc = {64, 1.0f, 1.0f};
@@ -147,7 +147,7 @@ SPLAT_TEST(gpu_subgroup_atomics)
     T_REQUIRE(g->info.float_atomics, "%s has no float atomic add on storage buffers", g->info.name);
     splat_error err = {0};
     splat_pipe p;
-    T_OK(splat__pipe_init(g, &p, &(splat_pipe_desc){.shader = "test_reduce", .n_bindings = 3, .push_size = 4}, &err), &err);
+    T_OK(splat__pipe_init(g, &p, &(splat_pipe_desc){.shader = "test_reduce", .table = t_shaders, .n_bindings = 3, .push_size = 4}, &err), &err);
     splat_stream s;
     T_OK(splat__stream_init(g, &s, &err), &err);
     const uint32_t sizes[] = {0, 1, 2, 63, 64, 65, 1000, 100003 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 1000)};
@@ -217,11 +217,11 @@ SPLAT_TEST(gpu_indirect_dispatch)
     T_REQUIRE(g);
     splat_error err = {0};
     splat_pipe count, args, fill;
-    T_OK(splat__pipe_init(g, &count, &(splat_pipe_desc){.shader = "test_count", .n_bindings = 2, .push_size = 8}, &err), &err);
+    T_OK(splat__pipe_init(g, &count, &(splat_pipe_desc){.shader = "test_count", .table = t_shaders, .n_bindings = 2, .push_size = 8}, &err), &err);
     uint32_t mode0 = 0, mode1 = 1;
-    T_OK(splat__pipe_init(g, &args, &(splat_pipe_desc){.shader = "test_indirect", .n_bindings = 2, .spec = &mode0, .n_spec = 1},
+    T_OK(splat__pipe_init(g, &args, &(splat_pipe_desc){.shader = "test_indirect", .table = t_shaders, .n_bindings = 2, .spec = &mode0, .n_spec = 1},
                           &err), &err);
-    T_OK(splat__pipe_init(g, &fill, &(splat_pipe_desc){.shader = "test_indirect", .n_bindings = 2, .spec = &mode1, .n_spec = 1},
+    T_OK(splat__pipe_init(g, &fill, &(splat_pipe_desc){.shader = "test_indirect", .table = t_shaders, .n_bindings = 2, .spec = &mode1, .n_spec = 1},
                           &err), &err);
     splat_stream s;
     T_OK(splat__stream_init(g, &s, &err), &err);
@@ -291,21 +291,21 @@ SPLAT_TEST(gpu_error_shader_interface)
     splat_error err = {0};
     splat_pipe p;
     /* test_reduce has 3 bindings and a 4-byte push block. */
-    splat_status st = splat__pipe_init(g, &p, &(splat_pipe_desc){.shader = "test_reduce", .n_bindings = 2, .push_size = 4}, &err);
+    splat_status st = splat__pipe_init(g, &p, &(splat_pipe_desc){.shader = "test_reduce", .table = t_shaders, .n_bindings = 2, .push_size = 4}, &err);
     T_CHECK(st == SPLAT_ERR_SHADER && strstr(err.msg, "test_reduce") && strstr(err.msg, "3 storage buffer"), "%s: %s",
             splat_status_str(st), err.msg);
     memset(&err, 0, sizeof err);
-    st = splat__pipe_init(g, &p, &(splat_pipe_desc){.shader = "test_reduce", .n_bindings = 4, .push_size = 4}, &err);
+    st = splat__pipe_init(g, &p, &(splat_pipe_desc){.shader = "test_reduce", .table = t_shaders, .n_bindings = 4, .push_size = 4}, &err);
     T_CHECK(st == SPLAT_ERR_SHADER, "%s", splat_status_str(st));
     memset(&err, 0, sizeof err);
-    st = splat__pipe_init(g, &p, &(splat_pipe_desc){.shader = "test_reduce", .n_bindings = 3, .push_size = 8}, &err);
+    st = splat__pipe_init(g, &p, &(splat_pipe_desc){.shader = "test_reduce", .table = t_shaders, .n_bindings = 3, .push_size = 8}, &err);
     T_CHECK(st == SPLAT_ERR_SHADER && strstr(err.msg, "push-constant"), "%s: %s", splat_status_str(st), err.msg);
     memset(&err, 0, sizeof err);
     st = splat__pipe_init(g, &p, &(splat_pipe_desc){.shader = "no_such_shader"}, &err);
     T_CHECK(st == SPLAT_ERR_SHADER && strstr(err.msg, "no_such_shader"), "%s", err.msg);
     /* A dispatch that binds the wrong number of buffers fails at submit, and the stream recovers. */
     memset(&err, 0, sizeof err);
-    T_OK(splat__pipe_init(g, &p, &(splat_pipe_desc){.shader = "test_affine", .n_bindings = 1, .push_size = 12}, &err), &err);
+    T_OK(splat__pipe_init(g, &p, &(splat_pipe_desc){.shader = "test_affine", .table = t_shaders, .n_bindings = 1, .push_size = 12}, &err), &err);
     splat_stream s;
     T_OK(splat__stream_init(g, &s, &err), &err);
     splat_buf b;
@@ -340,14 +340,14 @@ SPLAT_TEST(gpu_spirv_reflect)
 {
     /* The reflector reads what glslc wrote: bindings, push block and local size, including a
      * specialised one. */
-    const splat__spirv *spv = splat__spirv_find("test_reduce");
+    const splat__spirv *spv = splat__spirv_find(t_shaders, "test_reduce");
     T_REQUIRE(spv);
     splat_spirv_iface f;
     splat_error err = {0};
     T_OK(splat__spirv_reflect(spv->code, spv->size, NULL, 0, &f, &err), &err);
     T_CHECK(f.n_bindings == 3 && f.max_binding == 3 && f.push_size == 4, "%u %u %u", f.n_bindings, f.max_binding, f.push_size);
     T_CHECK(f.local_size[0] == 64 && f.local_size[1] == 1 && f.local_size[2] == 1);
-    spv = splat__spirv_find("test_affine");
+    spv = splat__spirv_find(t_shaders, "test_affine");
     T_REQUIRE(spv);
     T_OK(splat__spirv_reflect(spv->code, spv->size, NULL, 0, &f, &err), &err);
     T_CHECK(f.n_bindings == 1 && f.push_size == 12 && f.local_size[0] == 128);
@@ -356,7 +356,7 @@ SPLAT_TEST(gpu_spirv_reflect)
     for (int i = 0; i < 16; i++) junk[i] = (uint32_t)splat__rng_u64(splat_test_rng());
     T_CHECK(splat__spirv_reflect(junk, sizeof junk, NULL, 0, &f, &err) == SPLAT_ERR_SHADER);
     /* Truncations of a real module never crash. */
-    spv = splat__spirv_find("test_reduce");
+    spv = splat__spirv_find(t_shaders, "test_reduce");
     for (size_t cut = 20; cut < spv->size; cut += 4) {
         splat_error e2 = {0};
         splat__spirv_reflect(spv->code, cut, NULL, 0, &f, &e2);

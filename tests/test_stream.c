@@ -24,7 +24,7 @@ static bool fixture_init(fixture *f, uint32_t n)
     f->n = n;
     f->x0 = malloc(n * 4);
     for (uint32_t i = 0; i < n; i++) f->x0[i] = (float)t_uniform(-1, 1);
-    if (splat__pipe_init(f->g, &f->pipe, &(splat_pipe_desc){.shader = "test_affine", .n_bindings = 1, .push_size = 12}, &err) ||
+    if (splat__pipe_init(f->g, &f->pipe, &(splat_pipe_desc){.shader = "test_affine", .table = t_shaders, .n_bindings = 1, .push_size = 12}, &err) ||
         splat__buf_init(f->g, &f->buf, "x", n * 4, SPLAT_MEM_DEVICE, &err) ||
         splat__buf_upload(f->g, &f->buf, 0, f->x0, n * 4, &err)) {
         splat_test_fail(__FILE__, __LINE__, "fixture:", "%s", err.msg);

@@ -90,8 +90,6 @@ void splat_ctx_memory(const splat_ctx *ctx, uint64_t *in_use, uint64_t *peak)
     if (peak) *peak = ctx->gpu->mem_peak;
 }
 
-void splat_free(void *ptr) { splat__free(ptr); }
-
 splat_status splat_render(splat_ctx *ctx, const splat_scene *scene, const splat_camera *cams, uint32_t n,
                           const splat_render_desc *desc, float **images, splat_error *err)
 {

@@ -19,7 +19,7 @@ static const char *const status_names[SPLAT_STATUS_COUNT] = {
     [SPLAT_ERR_SHADER] = "SPLAT_ERR_SHADER",
 };
 
-const char *splat_status_str(splat_status status)
+const char *splat__status_str(splat_status status)
 {
     if ((unsigned)status >= SPLAT_STATUS_COUNT) return "SPLAT_STATUS_UNKNOWN";
     return status_names[status];
@@ -47,7 +47,7 @@ splat_status splat__fail(splat_error *err, splat_status status, const char *fmt,
 
 static splat_allocator g_alloc;
 
-void splat_set_allocator(const splat_allocator *allocator)
+void splat__set_allocator(const splat_allocator *allocator)
 {
     if (allocator) g_alloc = *allocator;
     else memset(&g_alloc, 0, sizeof g_alloc);

@@ -27,7 +27,11 @@ SPLAT_NORETURN void splat__assert_fail(const char *expr, const char *file, int l
  * returns `status`, so a failing path reads `return splat__fail(err, SPLAT_ERR_IO, ...)`. */
 splat_status splat__fail(splat_error *err, splat_status status, const char *fmt, ...) SPLAT_PRINTF(3, 4);
 
-/* Host allocation through the hooks of splat_set_allocator. */
+/* The name of a status ("SPLAT_ERR_IO"); never NULL. */
+const char *splat__status_str(splat_status status);
+
+/* Host allocation through the hooks set here (NULL: malloc/realloc/free). */
+void splat__set_allocator(const splat_allocator *allocator);
 void *splat__malloc(size_t size);
 void *splat__calloc(size_t count, size_t size);
 void *splat__realloc(void *ptr, size_t size);
@@ -62,6 +66,11 @@ double splat__rng_normal(splat_rng *rng);
 /* IEEE half precision, round to nearest even (overflow to infinity, NaN kept). */
 uint16_t splat__f32_to_f16(float f);
 float splat__f16_to_f32(uint16_t h);
+
+/* Host scenes (splat_scene of include/splatc.h): allocation, growth keeping rows [0, count), freeing. */
+splat_status splat__scene_init(splat_scene *scene, uint32_t capacity, splat_error *err);
+splat_status splat__scene_reserve(splat_scene *scene, uint32_t capacity, splat_error *err);
+void splat__scene_free(splat_scene *scene);
 
 /* Monotonic wall clock in seconds. */
 double splat__now(void);

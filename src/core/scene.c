@@ -20,23 +20,23 @@ static splat_status scene_alloc(splat_scene *s, uint32_t capacity, splat_error *
     return SPLAT_OK;
 }
 
-splat_status splat_scene_init(splat_scene *scene, uint32_t capacity, splat_error *err)
+splat_status splat__scene_init(splat_scene *scene, uint32_t capacity, splat_error *err)
 {
     SPLAT_ASSERT(scene);
     memset(scene, 0, sizeof *scene);
     splat_status st = scene_alloc(scene, capacity, err);
-    if (st != SPLAT_OK) splat_scene_free(scene);
+    if (st != SPLAT_OK) splat__scene_free(scene);
     return st;
 }
 
-splat_status splat_scene_reserve(splat_scene *scene, uint32_t capacity, splat_error *err)
+splat_status splat__scene_reserve(splat_scene *scene, uint32_t capacity, splat_error *err)
 {
     SPLAT_ASSERT(scene);
     if (capacity <= scene->capacity) return SPLAT_OK;
     return scene_alloc(scene, capacity, err);
 }
 
-void splat_scene_free(splat_scene *scene)
+void splat__scene_free(splat_scene *scene)
 {
     if (!scene) return;
     splat__free(scene->means);

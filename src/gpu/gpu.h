@@ -114,8 +114,12 @@ typedef struct splat_view {
 
 /* ---------------------------------------------------------------- pipelines */
 
+struct splat__spirv;
+
 typedef struct splat_pipe_desc {
     const char *shader;              /* name in the embedded table: the .comp file name without extension */
+    const struct splat__spirv *table;/* where to find it; NULL: the library's own shaders (tests and benchmarks
+                                        embed theirs in their own binaries) */
     uint32_t n_bindings;             /* storage buffers at set 0, bindings 0..n-1 */
     uint32_t push_size;              /* sizeof the push-constant struct, 0 for none */
     const uint32_t *spec;            /* uint32 specialization constants, constant_id 0..n_spec-1 */

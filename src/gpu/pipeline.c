@@ -3,9 +3,9 @@
 #include "gpu/gpu.h"
 #include "gpu/spirv.h"
 
-const splat__spirv *splat__spirv_find(const char *name)
+const splat__spirv *splat__spirv_find(const splat__spirv *table, const char *name)
 {
-    for (const splat__spirv *s = splat__spirv_table; s->name; s++)
+    for (const splat__spirv *s = table ? table : splat__spirv_table; s->name; s++)
         if (strcmp(s->name, name) == 0) return s;
     return NULL;
 }
@@ -231,7 +231,7 @@ splat_status splat__pipe_init(splat_gpu *g, splat_pipe *p, const splat_pipe_desc
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", desc->shader);
     SPLAT_ASSERT(desc->push_size % 4 == 0 && desc->n_bindings <= 32);
-    const splat__spirv *spv = splat__spirv_find(desc->shader);
+    const splat__spirv *spv = splat__spirv_find(desc->table, desc->shader);
     if (!spv) return splat__fail(err, SPLAT_ERR_SHADER, "shader '%s' is not embedded in this build", desc->shader);
     splat_spirv_iface iface;
     splat_error rerr = {0};

@@ -11,10 +11,10 @@ typedef struct splat__spirv {
     size_t size;             /* bytes */
 } splat__spirv;
 
-/* Terminated by an entry whose name is NULL. */
+/* The library's shaders (shaders/, every .comp). Terminated by an entry whose name is NULL. */
 extern const splat__spirv splat__spirv_table[];
 
-/* The shader called `name`, or NULL. */
-const splat__spirv *splat__spirv_find(const char *name);
+/* The shader called `name` in `table` (NULL: the library's), or NULL. */
+const splat__spirv *splat__spirv_find(const splat__spirv *table, const char *name);
 
 #endif

@@ -389,13 +389,13 @@ splat_status splat__ply_read(const char *path, splat_scene *scene, splat_error *
                          (unsigned long long)need, (unsigned long long)left);
         goto done;
     }
-    st = splat_scene_init(scene, (uint32_t)h.count, err);
+    st = splat__scene_init(scene, (uint32_t)h.count, err);
     if (st != SPLAT_OK) goto done;
     scene->count = (uint32_t)h.count;
     scene->sh_degree = h.degree;
     st = h.ascii ? read_ascii(path, fp, &h, (size_t)left, scene, err) : read_binary(path, fp, &h, scene, err);
 done:
     fclose(fp);
-    if (st != SPLAT_OK) splat_scene_free(scene);
+    if (st != SPLAT_OK) splat__scene_free(scene);
     return st;
 }

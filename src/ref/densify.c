@@ -144,7 +144,7 @@ splat_status splat__ref_refine(const splat_scene *in, const float *grad2d, const
                          (unsigned long long)grown);
         goto fail;
     }
-    st = splat_scene_init(&out->scene, (uint32_t)grown, err);
+    st = splat__scene_init(&out->scene, (uint32_t)grown, err);
     if (st != SPLAT_OK) goto fail;
     out->scene.sh_degree = in->sh_degree;
     out->src = splat__malloc(sizeof(uint32_t) * (grown ? grown : 1));
@@ -189,7 +189,7 @@ fail:
 void splat__ref_refine_out_free(splat_ref_refine_out *out)
 {
     if (!out) return;
-    splat_scene_free(&out->scene);
+    splat__scene_free(&out->scene);
     splat__free(out->src);
     splat__free(out->kind);
     memset(out, 0, sizeof *out);

@@ -74,7 +74,7 @@ splat_status splat__scene_gpu_upload(splat_gpu *g, splat_scene_gpu *dst, const s
 
 splat_status splat__scene_gpu_download(splat_gpu *g, const splat_scene_gpu *src, splat_scene *dst, splat_error *err)
 {
-    splat_status st = splat_scene_reserve(dst, src->count, err);
+    splat_status st = splat__scene_reserve(dst, src->count, err);
     if (st != SPLAT_OK) return st;
     uint64_t n = src->count;
     st = splat__buf_download(g, &src->means, 0, dst->means, n * 12, err);

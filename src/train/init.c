@@ -266,7 +266,7 @@ splat_status splat__init_from_points(splat_scene *scene, const float *points, co
         if (!isfinite(points[k]))
             return splat__fail(err, SPLAT_ERR_NONFINITE, "initialisation: point %zu has a non-finite coordinate",
                                k / 3);
-    splat_status st = splat_scene_init(scene, n, err);
+    splat_status st = splat__scene_init(scene, n, err);
     if (st != SPLAT_OK) return st;
     memcpy(scene->means, points, sizeof(float) * 3 * n);
     memset(scene->sh, 0, sizeof(float) * SPLAT_SH_COEFFS * 3 * n);
@@ -276,7 +276,7 @@ splat_status splat__init_from_points(splat_scene *scene, const float *points, co
                 scene->sh[i * SPLAT_SH_COEFFS * 3 + c] = (float)((colors[i * 3 + c] / 255.0 - 0.5) / SPLAT_SH_C0);
     init_rest(scene, n);
     st = knn_log_scales(scene, n, err);
-    if (st != SPLAT_OK) splat_scene_free(scene);
+    if (st != SPLAT_OK) splat__scene_free(scene);
     return st;
 }
 
@@ -289,7 +289,7 @@ splat_status splat__init_random(splat_scene *scene, uint32_t n, double half_exte
     if (!(isfinite(half_extent) && half_extent > 0))
         return splat__fail(err, SPLAT_ERR_INVALID_ARG, "random initialisation: half extent %g is not positive",
                            half_extent);
-    splat_status st = splat_scene_init(scene, n, err);
+    splat_status st = splat__scene_init(scene, n, err);
     if (st != SPLAT_OK) return st;
     memset(scene->sh, 0, sizeof(float) * SPLAT_SH_COEFFS * 3 * n);
     splat_rng rng;
@@ -302,6 +302,6 @@ splat_status splat__init_random(splat_scene *scene, uint32_t n, double half_exte
     }
     init_rest(scene, n);
     st = knn_log_scales(scene, n, err);
-    if (st != SPLAT_OK) splat_scene_free(scene);
+    if (st != SPLAT_OK) splat__scene_free(scene);
     return st;
 }

@@ -10,7 +10,7 @@
  * one point, or of points that all coincide): log(0.01). TRAIN.md leaves this case open. */
 #define SPLAT_INIT_DEFAULT_SCALE 0.01
 
-/* Initialises `scene` (splat_scene_init; the caller frees it with splat_scene_free) with one
+/* Initialises `scene` (splat__scene_init; the caller frees it with splat__scene_free) with one
  * Gaussian per point: mean = the point; log-scale (all three axes) = log(sqrt(mean of the squared
  * distances to its 3 nearest other points)), or to its n - 1 others when n < 4, a distance of 0
  * (a duplicate point) counting as the smallest positive distance between two points of the

@@ -215,11 +215,11 @@ splat_status splat_trainer_init(splat_trainer **out, splat_ctx *ctx, const splat
     if (st == SPLAT_OK) st = set_scene(t, &scene, err);
     if (st == SPLAT_OK) st = splat__train_rerecord(t, err);
     if (st != SPLAT_OK) goto fail;
-    splat_scene_free(&scene);
+    splat__scene_free(&scene);
     *out = t;
     return SPLAT_OK;
 fail:
-    splat_scene_free(&scene);
+    splat__scene_free(&scene);
     splat_trainer_free(t);
     return st;
 }
@@ -338,12 +338,12 @@ splat_status splat_trainer_eval(splat_trainer *t, const char *render_dir, splat_
 splat_status splat_trainer_scene(splat_trainer *t, splat_scene *scene, splat_error *err)
 {
     splat_status st = splat__train_drain(t, err);
-    if (st == SPLAT_OK) st = splat_scene_init(scene, t->count ? t->count : 1, err);
+    if (st == SPLAT_OK) st = splat__scene_init(scene, t->count ? t->count : 1, err);
     if (st != SPLAT_OK) return st;
     t->params.count = t->count;
     st = splat__scene_gpu_download(t->g, &t->params, scene, err);
     scene->sh_degree = t->sh_max;
-    if (st != SPLAT_OK) splat_scene_free(scene);
+    if (st != SPLAT_OK) splat__scene_free(scene);
     return st;
 }
 
@@ -413,7 +413,7 @@ splat_status splat_trainer_resume(splat_trainer *t, const char *path, splat_erro
     }
     uint64_t n = meta.count;
     splat_scene scene = {0};
-    st = splat_scene_init(&scene, meta.count ? meta.count : 1, err);
+    st = splat__scene_init(&scene, meta.count ? meta.count : 1, err);
     if (st != SPLAT_OK) goto done;
     scene.count = meta.count;
     scene.sh_degree = meta.sh_max;
@@ -438,7 +438,7 @@ splat_status splat_trainer_resume(splat_trainer *t, const char *path, splat_erro
         t->desc.seed = meta.seed;
         st = set_scene(t, &scene, err);
     }
-    splat_scene_free(&scene);
+    splat__scene_free(&scene);
     struct {
         const char *name;
         splat_buf *buf;
