@@ -78,11 +78,11 @@ int main(int argc, char **argv)
         random_scene(&scene, n, &cam, &rng);
         splat_scene_gpu sg, grads;
         splat_render_bufs b;
-        CHECK(splat__scene_gpu_init(g, &sg, "scene", n, &err));
-        CHECK(splat__scene_gpu_init(g, &grads, "grads", n, &err));
+        CHECK(splat__scene_gpu_init(g, &sg, "scene", n, false, &err));
+        CHECK(splat__scene_gpu_init(g, &grads, "grads", n, false, &err));
         CHECK(splat__scene_gpu_upload(g, &sg, &scene, &err));
         CHECK(splat__render_bufs_init(g, &r, &b, n, n * 4, W, H, &err));
-        splat_render_opts opts = {.sh_degree = 3};
+        splat_render_desc opts = {.sh_degree = 3};
         CHECK(splat__render_image(&s, &r, &sg, &b, &cam, &opts, &err)); /* grows the intersection buffers */
         float *gimg = malloc((size_t)W * H * 16);
         for (size_t p = 0; p < (size_t)W * H * 4; p++) gimg[p] = (float)(splat__rng_uniform(&rng) - 0.5) * 1e-6f;

@@ -155,13 +155,20 @@ SPLAT_API splat_status splat_ctx_selfcheck(splat_ctx *ctx, double *max_error, sp
 
 /* ----------------------------------------------------------------- rendering */
 
+/* How to render. All-zero: every SH degree the scene has, a black background, no per-tile cap.
+ * The same options are how training renders (splat_train_desc.render). */
 typedef struct splat_render_desc {
-    uint32_t sh_degree;              /* active SH degree (clamped to 3) */
-    float background[3];
-    uint32_t max_gaussians_per_tile; /* 0 = unlimited */
+    uint32_t sh_degree;              /* 0: the scene's own degree (at most 3); 1..3; SPLAT_SH_DEGREE_0 for degree 0.
+                                        Never more than the scene has. */
+    float background[3];             /* RGB in [0, 1] */
+    uint32_t max_gaussians_per_tile; /* 0: unlimited; N: each 16x16 tile blends its N nearest Gaussians (the
+                                        depth-sorted cap: bounds the time of a workgroup on watchdog GPUs) */
     bool sh_half;                    /* SH coefficients stored as half floats on the GPU: half the memory of the
-                                        largest parameter group; all arithmetic and blending stay float */
+                                        largest parameter group; all arithmetic and blending stay float.
+                                        Rendering only: training refuses it */
 } splat_render_desc;
+
+#define SPLAT_SH_DEGREE_0 0xffffffffu
 
 /* Renders `scene` from each camera: images [n] of [H,W,3] floats in camera order, each
  * allocated here (free with splat_free). Immediate mode: the stream commits adaptively while it
@@ -194,16 +201,32 @@ typedef struct splat_train_progress {
     uint64_t isect_padded;           /* diagnostics: tile-list entries the two tile tests disagreed on (expected 0) */
 } splat_train_progress;
 
+/* The background training composites its renders and its images' alpha on. */
+typedef enum splat_background {
+    SPLAT_BACKGROUND_AUTO = 0,       /* white for a dataset whose images have alpha (NeRF-synthetic), else
+                                        render.background */
+    SPLAT_BACKGROUND_COLOR,          /* render.background */
+    SPLAT_BACKGROUND_RANDOM,         /* a random colour every step (evaluation: as AUTO) */
+} splat_background;
+
+/* How Gaussians are added and removed during training. */
+typedef enum splat_strategy {
+    SPLAT_STRATEGY_DEFAULT = 0,      /* gsplat's default: clone, split and prune on the screen-space gradient,
+                                        with opacity resets (docs/TRAIN.md) */
+} splat_strategy;
+
+/* What to train and how. All-zero fields take the defaults written beside them (gsplat's default
+ * recipe, docs/TRAIN.md); only `data` is required. */
 typedef struct splat_train_desc {
     const char *data;                /* scene folder: COLMAP or NeRF-synthetic */
-    uint32_t images_factor;          /* images_N/ (or images/ downsampled by N) */
+    uint32_t images_factor;          /* 0 or 1: images/; N: images_N/ (or images/ downsampled by N) */
     bool eval;                       /* hold out every 8th image (COLMAP; NeRF-synthetic has its own test split) */
     uint32_t steps;                  /* 0: 30000 */
-    uint32_t sh_degree;              /* 0: 3. Use SPLAT_SH_DEGREE_0 to train degree 0 only */
-    uint32_t max_gaussians_per_tile; /* 0 = unlimited */
-    bool white_background;           /* else black (NeRF-synthetic defaults to white) */
-    bool random_background;          /* a random background colour every step */
-    uint64_t seed;
+    splat_render_desc render;        /* how training renders; sh_degree is the largest degree trained (0: 3, or
+                                        less when init_ply has less), reached one degree per 1000 steps */
+    splat_background background;     /* 0: AUTO */
+    splat_strategy strategy;         /* 0: SPLAT_STRATEGY_DEFAULT */
+    uint64_t seed;                   /* the run's seed (0 is a seed like any other) */
     uint32_t init_points;            /* random initialisation when the scene has no points: 0 = 100000 */
     const char *init_ply;            /* start from these Gaussians instead (evaluation, fine-tuning) */
     /* Called every progress_ms (0: 250) from the training thread. */
@@ -211,14 +234,12 @@ typedef struct splat_train_desc {
     void *progress_user;
     uint32_t progress_ms;
     bool profile;                    /* GPU timestamps per stage (splat_trainer_profile) */
-    /* Densification schedule, gsplat's defaults when 0: refine every 100 steps after step 500
+    /* The default strategy's schedule, gsplat's when 0: refine every 100 steps after step 500
      * until 15000, opacity reset every 3000 steps (docs/TRAIN.md). */
     uint32_t refine_start, refine_every, refine_stop, reset_every;
-    uint32_t isect_capacity;         /* initial tile-intersection capacity (0: automatic); it grows on demand */
+    uint32_t isect_capacity;         /* initial tile-intersection capacity (0: 8 per Gaussian); it grows on demand */
     bool stream_images;              /* keep training images in host memory even when they fit on the device */
 } splat_train_desc;
-
-#define SPLAT_SH_DEGREE_0 0xffffffffu
 
 typedef struct splat_trainer splat_trainer;
 
@@ -226,9 +247,11 @@ typedef struct splat_trainer splat_trainer;
  * the GPU, or are streamed from host memory when they do not fit). */
 SPLAT_API splat_status splat_trainer_init(splat_trainer **trainer, splat_ctx *ctx, const splat_train_desc *desc,
                                  splat_error *err);
-/* Runs training steps until `until_step` (or the end of the run). */
+/* Runs training steps until `until_step` (0, or past the end: the end of the run). */
 SPLAT_API splat_status splat_trainer_run(splat_trainer *t, uint32_t until_step, splat_error *err);
+/* Steps done so far, and the steps of the whole run. */
 SPLAT_API uint32_t splat_trainer_step(const splat_trainer *t);
+SPLAT_API uint32_t splat_trainer_steps(const splat_trainer *t);
 
 /* With desc.profile: the mean GPU time per iteration of each stage, in pipeline order. */
 typedef struct splat_stage_time {

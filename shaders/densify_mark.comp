@@ -9,13 +9,13 @@
 
 layout(local_size_x = 256) in;
 
-layout(std430, binding = 0) readonly buffer Scales { float log_scales[]; };   // [N,3]
-layout(std430, binding = 1) readonly buffer Opac { float opacities[]; };      // [N]
-layout(std430, binding = 2) readonly buffer Stats { vec4 stats[]; };          // [N]
-layout(std430, binding = 3) writeonly buffer Keep { uint n_keep[]; };         // [N] 0/1
-layout(std430, binding = 4) writeonly buffer Clone { uint n_clone[]; };       // [N] 0/1
-layout(std430, binding = 5) writeonly buffer Split { uint n_split[]; };       // [N] 0/2
-layout(std430, binding = 6) buffer Info { uint grew_clone; uint grew_split; };
+layout(std430, binding = DENSIFY_MARK_SCALES) readonly buffer Scales { float log_scales[]; };  // [N,3]
+layout(std430, binding = DENSIFY_MARK_OPACITIES) readonly buffer Opac { float opacities[]; };  // [N]
+layout(std430, binding = DENSIFY_MARK_STATS) readonly buffer Stats { vec4 stats[]; };          // [N]
+layout(std430, binding = DENSIFY_MARK_KEEP) writeonly buffer Keep { uint n_keep[]; };          // [N] 0/1
+layout(std430, binding = DENSIFY_MARK_CLONE) writeonly buffer Clone { uint n_clone[]; };       // [N] 0/1
+layout(std430, binding = DENSIFY_MARK_SPLIT) writeonly buffer Split { uint n_split[]; };       // [N] 0/2
+layout(std430, binding = DENSIFY_MARK_INFO) buffer Info { uint grew_clone; uint grew_split; };
 layout(push_constant) uniform Push { splat_train_push pc; };
 
 void main()

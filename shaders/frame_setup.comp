@@ -5,23 +5,22 @@
 #include "train_types.h"
 
 layout(local_size_x = 1) in;
-layout(std430, binding = 0) readonly buffer Slots { splat_train_slot slots[]; };
-layout(std430, binding = 1) readonly buffer Views { splat_train_view views[]; };
-layout(std430, binding = 2) writeonly buffer FrameBuf { splat_frame frame; };
+layout(std430, binding = FRAME_SETUP_SLOTS) readonly buffer Slots { splat_train_slot slots[]; };
+layout(std430, binding = FRAME_SETUP_VIEWS) readonly buffer Views { splat_train_view views[]; };
+layout(std430, binding = FRAME_SETUP_FRAME) writeonly buffer FrameBuf { splat_frame frame; };
 layout(push_constant) uniform Push { splat_train_push pc; };
 
 void main()
 {
-    splat_train_slot s = slots[pc.slot];
-    splat_gpu_camera c = views[s.view].cam;
-    frame.cam = c;
+    // The slot carries the frame but for the camera (every render option included, so a new one
+    // needs nothing here); the camera and what follows from it come from the view table.
+    splat_frame f = slots[pc.slot].frame;
+    splat_gpu_camera c = views[slots[pc.slot].view].cam;
+    f.cam = c;
     // campos = -R^T t
     for (int i = 0; i < 3; i++)
-        frame.campos[i] = -(c.R[i] * c.t[0] + c.R[3 + i] * c.t[1] + c.R[6 + i] * c.t[2]);
-    for (int i = 0; i < 3; i++) frame.background[i] = s.background[i];
-    frame.sh_degree = s.sh_degree;
-    frame.tiles_x = (c.width + SPLAT_TILE - 1u) / SPLAT_TILE;
-    frame.tiles_y = (c.height + SPLAT_TILE - 1u) / SPLAT_TILE;
-    frame.cap = s.cap;
-    frame.n_gaussians = s.n_gaussians;
+        f.campos[i] = -(c.R[i] * c.t[0] + c.R[3 + i] * c.t[1] + c.R[6 + i] * c.t[2]);
+    f.tiles_x = (c.width + SPLAT_TILE - 1u) / SPLAT_TILE;
+    f.tiles_y = (c.height + SPLAT_TILE - 1u) / SPLAT_TILE;
+    frame = f;
 }

@@ -10,17 +10,17 @@
 
 layout(local_size_x = 256) in;
 
-layout(std430, binding = 0) readonly buffer FrameBuf { splat_frame frame; };
-layout(std430, binding = 1) readonly buffer ProjBuf { vec4 proj[]; };         // [N,3] vec4
-layout(std430, binding = 2) readonly buffer Radii { vec2 radii[]; };          // [N]
-layout(std430, binding = 3) readonly buffer Offsets { uint offsets[]; };      // [N] exclusive scan of tiles_touched
-layout(std430, binding = 4) readonly buffer Tiles { uint tiles_touched[]; };  // [N]
-layout(std430, binding = 5) writeonly buffer KeysLo { uint keys_lo[]; };      // [M] depth bits
-layout(std430, binding = 6) writeonly buffer KeysHi { uint keys_hi[]; };      // [M] tile id
-layout(std430, binding = 7) writeonly buffer Vals { uint emit_of_isect[]; };  // [M] the emission index itself (sorted along)
-layout(std430, binding = 8) writeonly buffer GaussOf { uint gauss_of_emit[]; }; // [M] Gaussian of each emission index
-layout(std430, binding = 9) writeonly buffer Partial { float partial[]; };     // [M,9] backward's per-entry gradients
-layout(std430, binding = 10) buffer Count { splat_counters counters; };
+layout(std430, binding = ISECT_FWD_FRAME) readonly buffer FrameBuf { splat_frame frame; };
+layout(std430, binding = ISECT_FWD_PROJ) readonly buffer ProjBuf { vec4 proj[]; };                     // [N,3] vec4
+layout(std430, binding = ISECT_FWD_RADII) readonly buffer Radii { vec2 radii[]; };                     // [N]
+layout(std430, binding = ISECT_FWD_OFFSETS) readonly buffer Offsets { uint offsets[]; };               // [N] exclusive scan of tiles_touched
+layout(std430, binding = ISECT_FWD_TILES) readonly buffer Tiles { uint tiles_touched[]; };             // [N]
+layout(std430, binding = ISECT_FWD_KEYS_LO) writeonly buffer KeysLo { uint keys_lo[]; };               // [M] depth bits
+layout(std430, binding = ISECT_FWD_KEYS_HI) writeonly buffer KeysHi { uint keys_hi[]; };               // [M] tile id
+layout(std430, binding = ISECT_FWD_VALS) writeonly buffer Vals { uint emit_of_isect[]; };              // [M] the emission index itself (sorted along)
+layout(std430, binding = ISECT_FWD_GAUSS_OF_EMIT) writeonly buffer GaussOf { uint gauss_of_emit[]; };  // [M] Gaussian of each emission index
+layout(std430, binding = ISECT_FWD_PARTIAL) writeonly buffer Partial { float partial[]; };             // [M,9] backward's per-entry gradients
+layout(std430, binding = ISECT_FWD_COUNTERS) buffer Count { splat_counters counters; };
 
 layout(push_constant) uniform Push { splat_render_push pc; };
 

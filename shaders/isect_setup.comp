@@ -6,9 +6,9 @@
 #include "render_types.h"
 
 layout(local_size_x = 1) in;
-layout(std430, binding = 0) buffer Count { splat_counters counters; };
-layout(std430, binding = 1) readonly buffer Total { uint scan_total; };  // the scan's total
-layout(std430, binding = 2) writeonly buffer Valid { uint sort_count; };  // what the sort reads
+layout(std430, binding = ISECT_SETUP_COUNTERS) buffer Count { splat_counters counters; };
+layout(std430, binding = ISECT_SETUP_SCAN_TOTAL) readonly buffer Total { uint scan_total; };   // the scan's total
+layout(std430, binding = ISECT_SETUP_SORT_COUNT) writeonly buffer Valid { uint sort_count; };  // what the sort reads
 layout(push_constant) uniform Push { splat_render_push pc; };
 
 void main()

@@ -11,13 +11,13 @@
 
 layout(local_size_x = 16, local_size_y = 16) in;
 
-layout(std430, binding = 0) readonly buffer FrameBuf { splat_frame frame; };
-layout(std430, binding = 1) readonly buffer Slots { splat_train_slot slots[]; };
-layout(std430, binding = 2) readonly buffer Views { splat_train_view views[]; };
-layout(std430, binding = 3) readonly buffer Images { uint pixels[]; };      // packed RGBA8
-layout(std430, binding = 4) readonly buffer OutRGBT { vec4 out_rgbt[]; };   // [H,W] rendered rgb + T
-layout(std430, binding = 5) writeonly buffer Maps { vec4 maps[]; };         // [H,W,3] dssim/d(mu_x, E[x^2], E[xy]) per channel
-layout(std430, binding = 6) writeonly buffer Parts { vec4 parts[]; };       // [groups] l1, sq, ssim
+layout(std430, binding = LOSS_FRAME) readonly buffer FrameBuf { splat_frame frame; };
+layout(std430, binding = LOSS_SLOTS) readonly buffer Slots { splat_train_slot slots[]; };
+layout(std430, binding = LOSS_VIEWS) readonly buffer Views { splat_train_view views[]; };
+layout(std430, binding = LOSS_PIXELS) readonly buffer Images { uint pixels[]; };     // packed RGBA8
+layout(std430, binding = LOSS_RENDER) readonly buffer OutRGBT { vec4 out_rgbt[]; };  // [H,W] rendered rgb + T
+layout(std430, binding = LOSS_MAPS) writeonly buffer Maps { vec4 maps[]; };          // [H,W,3] dssim/d(mu_x, E[x^2], E[xy]) per channel
+layout(std430, binding = LOSS_OUT) writeonly buffer Parts { vec4 parts[]; };         // [groups] l1, sq, ssim
 layout(push_constant) uniform Push { splat_train_push pc; };
 
 const uint T = 16u, R = 5u, S = 26u;  // tile, window radius, tile + halo
@@ -32,8 +32,7 @@ void main()
     uvec2 q = org + gl_LocalInvocationID.xy;
     uint tid = gl_LocalInvocationIndex;
     bool inside = q.x < W && q.y < H;
-    splat_train_slot slot = slots[pc.slot];
-    uint base = slot.image_base + views[slot.view].image_offset;
+    uint base = slots[pc.slot].image_base + views[slots[pc.slot].view].image_offset;
     vec3 bg = vec3(frame.background[0], frame.background[1], frame.background[2]);
 
     float l1 = 0.0, sq = 0.0, ssim_sum = 0.0;

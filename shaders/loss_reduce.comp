@@ -8,12 +8,12 @@
 
 layout(local_size_x = 256) in;
 
-layout(std430, binding = 0) readonly buffer FrameBuf { splat_frame frame; };
-layout(std430, binding = 1) readonly buffer Parts { vec4 parts[]; };       // [n_parts]
-layout(std430, binding = 2) readonly buffer Count { splat_counters counters; };
-layout(std430, binding = 3) buffer Gate { uint gate; };
-layout(std430, binding = 4) writeonly buffer Report { splat_train_report report; };
-layout(std430, binding = 5) readonly buffer Slots { splat_train_slot slots[]; };
+layout(std430, binding = LOSS_REDUCE_FRAME) readonly buffer FrameBuf { splat_frame frame; };
+layout(std430, binding = LOSS_REDUCE_PARTS) readonly buffer Parts { vec4 parts[]; };  // [n_parts]
+layout(std430, binding = LOSS_REDUCE_COUNTERS) readonly buffer Count { splat_counters counters; };
+layout(std430, binding = LOSS_REDUCE_GATE) buffer Gate { uint gate; };
+layout(std430, binding = LOSS_REDUCE_REPORT) writeonly buffer Report { splat_train_report report; };
+layout(std430, binding = LOSS_REDUCE_SLOTS) readonly buffer Slots { splat_train_slot slots[]; };
 layout(push_constant) uniform Push { splat_train_push pc; };
 
 shared vec4 s_acc[256];

@@ -4,8 +4,8 @@
 #include "train_types.h"
 
 layout(local_size_x = 256) in;
-layout(std430, binding = 0) buffer Opac { float opacities[]; };
-layout(std430, binding = 1) buffer MVOpac { float mv_opac[]; };  // [N,2]
+layout(std430, binding = OPACITY_RESET_OPACITIES) buffer Opac { float opacities[]; };
+layout(std430, binding = OPACITY_RESET_MOMENTS) buffer MVOpac { float mv_opac[]; };  // [N,2]
 layout(push_constant) uniform Push { splat_train_push pc; };
 
 void main()

@@ -15,31 +15,31 @@ layout(local_size_x = 64) in;
 const uint WG = 64u;
 layout(constant_id = 0) const uint STATS = 0u;
 
-layout(std430, binding = 0) readonly buffer FrameBuf { splat_frame frame; };
-layout(std430, binding = 1) readonly buffer Means { float means[]; };        // [N,3]
-layout(std430, binding = 2) readonly buffer Scales { float log_scales[]; };  // [N,3]
-layout(std430, binding = 3) readonly buffer Quats { vec4 quats[]; };         // [N]
-layout(std430, binding = 4) readonly buffer Opac { float opacities[]; };     // [N]
+layout(std430, binding = PROJECT_BWD_FRAME) readonly buffer FrameBuf { splat_frame frame; };
+layout(std430, binding = PROJECT_BWD_MEANS) readonly buffer Means { float means[]; };         // [N,3]
+layout(std430, binding = PROJECT_BWD_SCALES) readonly buffer Scales { float log_scales[]; };  // [N,3]
+layout(std430, binding = PROJECT_BWD_QUATS) readonly buffer Quats { vec4 quats[]; };          // [N]
+layout(std430, binding = PROJECT_BWD_OPACITIES) readonly buffer Opac { float opacities[]; };  // [N]
 #ifdef SPLAT_SH_HALF
-layout(std430, binding = 5) readonly buffer SH { uint sh_h[]; };             // [N,16,3] halves, two per uint
+layout(std430, binding = PROJECT_BWD_SH) readonly buffer SH { uint sh_h[]; };  // [N,16,3] halves, two per uint
 #else
-layout(std430, binding = 5) readonly buffer SH { float sh[]; };              // [N,16,3]
+layout(std430, binding = PROJECT_BWD_SH) readonly buffer SH { float sh[]; };  // [N,16,3]
 #endif
 #include "sh_access.glsl"
-layout(std430, binding = 6) readonly buffer Radii { vec2 radii[]; };         // [N] 0: culled
-layout(std430, binding = 18) readonly buffer ProjBuf { vec4 proj[]; };        // [N,3] the forward's record
-layout(std430, binding = 7) readonly buffer Partial { float partial[]; };    // [M,9] per intersection, by emission index
-layout(std430, binding = 8) writeonly buffer GMeans { float g_means[]; };    // [N,3]
-layout(std430, binding = 9) writeonly buffer GScales { float g_scales[]; };  // [N,3]
-layout(std430, binding = 10) writeonly buffer GQuats { vec4 g_quats[]; };    // [N]
-layout(std430, binding = 11) writeonly buffer GOpac { float g_opac[]; };     // [N]
-layout(std430, binding = 12) writeonly buffer GSH { float g_sh[]; };         // [N,16,3]
-layout(std430, binding = 13) buffer Stats { vec4 stats[]; };                 // [N] grad2d norm sum, count, max radius / max(W,H)
-layout(std430, binding = 14) readonly buffer Offsets { uint offsets[]; };     // [N] first emission index
-layout(std430, binding = 15) readonly buffer Tiles { uint tiles_touched[]; }; // [N] number of entries
-layout(std430, binding = 16) readonly buffer Gate { uint skip_updates; };      // nonzero: leave the statistics alone
+layout(std430, binding = PROJECT_BWD_RADII) readonly buffer Radii { vec2 radii[]; };               // [N] 0: culled
+layout(std430, binding = PROJECT_BWD_PROJ) readonly buffer ProjBuf { vec4 proj[]; };               // [N,3] the forward's record
+layout(std430, binding = PROJECT_BWD_PARTIAL) readonly buffer Partial { float partial[]; };        // [M,9] per intersection, by emission index
+layout(std430, binding = PROJECT_BWD_GRAD_MEANS) writeonly buffer GMeans { float g_means[]; };     // [N,3]
+layout(std430, binding = PROJECT_BWD_GRAD_SCALES) writeonly buffer GScales { float g_scales[]; };  // [N,3]
+layout(std430, binding = PROJECT_BWD_GRAD_QUATS) writeonly buffer GQuats { vec4 g_quats[]; };      // [N]
+layout(std430, binding = PROJECT_BWD_GRAD_OPACITIES) writeonly buffer GOpac { float g_opac[]; };   // [N]
+layout(std430, binding = PROJECT_BWD_GRAD_SH) writeonly buffer GSH { float g_sh[]; };              // [N,16,3]
+layout(std430, binding = PROJECT_BWD_STATS) buffer Stats { vec4 stats[]; };                        // [N] grad2d norm sum, count, max radius / max(W,H)
+layout(std430, binding = PROJECT_BWD_OFFSETS) readonly buffer Offsets { uint offsets[]; };         // [N] first emission index
+layout(std430, binding = PROJECT_BWD_TILES) readonly buffer Tiles { uint tiles_touched[]; };       // [N] number of entries
+layout(std430, binding = PROJECT_BWD_GATE) readonly buffer Gate { uint skip_updates; };            // nonzero: leave the statistics alone
 // The first Gaussian whose gradient came out non-finite, with what produced it (diagnostics).
-layout(std430, binding = 17) buffer Debug { uint dbg_count; uint dbg_index; uint dbg_entries; uint dbg_pad; float dbg[28]; };
+layout(std430, binding = PROJECT_BWD_DEBUG) buffer Debug { uint dbg_count; uint dbg_index; uint dbg_entries; uint dbg_pad; float dbg[28]; };
 
 layout(push_constant) uniform Push { splat_render_push pc; };
 

@@ -10,21 +10,21 @@
 
 layout(local_size_x = 256) in;
 
-layout(std430, binding = 0) readonly buffer FrameBuf { splat_frame frame; };
-layout(std430, binding = 1) readonly buffer Means { float means[]; };           // [N,3]
-layout(std430, binding = 2) readonly buffer Scales { float log_scales[]; };     // [N,3]
-layout(std430, binding = 3) readonly buffer Quats { vec4 quats[]; };            // [N] (w,x,y,z)
-layout(std430, binding = 4) readonly buffer Opac { float opacities[]; };        // [N] logits
+layout(std430, binding = PROJECT_FWD_FRAME) readonly buffer FrameBuf { splat_frame frame; };
+layout(std430, binding = PROJECT_FWD_MEANS) readonly buffer Means { float means[]; };         // [N,3]
+layout(std430, binding = PROJECT_FWD_SCALES) readonly buffer Scales { float log_scales[]; };  // [N,3]
+layout(std430, binding = PROJECT_FWD_QUATS) readonly buffer Quats { vec4 quats[]; };          // [N] (w,x,y,z)
+layout(std430, binding = PROJECT_FWD_OPACITIES) readonly buffer Opac { float opacities[]; };  // [N] logits
 #ifdef SPLAT_SH_HALF
-layout(std430, binding = 5) readonly buffer SH { uint sh_h[]; };                // [N,16,3] halves, two per uint
+layout(std430, binding = PROJECT_FWD_SH) readonly buffer SH { uint sh_h[]; };  // [N,16,3] halves, two per uint
 #else
-layout(std430, binding = 5) readonly buffer SH { float sh[]; };                 // [N,16,3]
+layout(std430, binding = PROJECT_FWD_SH) readonly buffer SH { float sh[]; };  // [N,16,3]
 #endif
 #include "sh_access.glsl"
-layout(std430, binding = 6) writeonly buffer ProjBuf { vec4 proj[]; };          // [N,3] vec4
-layout(std430, binding = 7) writeonly buffer Radii { vec2 radii[]; };          // [N] ellipse half-widths (0: culled)
-layout(std430, binding = 8) writeonly buffer Tiles { uint tiles_touched[]; };   // [N]
-layout(std430, binding = 9) buffer Count { splat_counters counters; };
+layout(std430, binding = PROJECT_FWD_PROJ) writeonly buffer ProjBuf { vec4 proj[]; };          // [N,3] vec4
+layout(std430, binding = PROJECT_FWD_RADII) writeonly buffer Radii { vec2 radii[]; };          // [N] ellipse half-widths (0: culled)
+layout(std430, binding = PROJECT_FWD_TILES) writeonly buffer Tiles { uint tiles_touched[]; };  // [N]
+layout(std430, binding = PROJECT_FWD_COUNTERS) buffer Count { splat_counters counters; };
 
 
 void cull(uint i)

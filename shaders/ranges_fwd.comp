@@ -5,9 +5,9 @@
 #include "render_types.h"
 
 layout(local_size_x = 256) in;
-layout(std430, binding = 0) readonly buffer Count { splat_counters counters; };
-layout(std430, binding = 1) readonly buffer KeysHi { uint tile_of_isect[]; };  // [M] sorted tile ids
-layout(std430, binding = 2) buffer Ranges { uvec2 ranges[]; };               // [tiles] [start, end)
+layout(std430, binding = RANGES_FWD_COUNTERS) readonly buffer Count { splat_counters counters; };
+layout(std430, binding = RANGES_FWD_KEYS_HI) readonly buffer KeysHi { uint tile_of_isect[]; };  // [M] sorted tile ids
+layout(std430, binding = RANGES_FWD_RANGES) buffer Ranges { uvec2 ranges[]; };                  // [tiles] [start, end)
 
 void main()
 {

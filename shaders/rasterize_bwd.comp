@@ -22,15 +22,15 @@ layout(local_size_x = 16, local_size_y = 16) in;
 layout(constant_id = 0) const uint N_SG = 64u;  // at least the number of subgroups in a workgroup
 layout(constant_id = 1) const uint SUB = 8u;    // Gaussians per reduction round (shared memory bound)
 
-layout(std430, binding = 0) readonly buffer FrameBuf { splat_frame frame; };
-layout(std430, binding = 1) readonly buffer Ranges { uvec2 ranges[]; };        // [tiles]
-layout(std430, binding = 2) readonly buffer Vals { uint emit_of_isect[]; };     // [M] sorted
-layout(std430, binding = 3) readonly buffer ProjBuf { vec4 proj[]; };          // [N,3] vec4
-layout(std430, binding = 4) readonly buffer OutRGBT { vec4 out_rgbt[]; };      // [H,W] forward rgb + final T
-layout(std430, binding = 5) readonly buffer OutLast { uint out_last[]; };      // [H,W]
-layout(std430, binding = 6) readonly buffer GradImg { vec4 grad_img[]; };      // [H,W] dL/drgb, dL/dalpha
-layout(std430, binding = 7) readonly buffer GaussOf { uint gauss_of_emit[]; }; // [M]
-layout(std430, binding = 8) writeonly buffer Partial { float partial[]; };     // [M,9] mean2d 2, conic 3, opacity, rgb 3
+layout(std430, binding = RASTERIZE_BWD_FRAME) readonly buffer FrameBuf { splat_frame frame; };
+layout(std430, binding = RASTERIZE_BWD_RANGES) readonly buffer Ranges { uvec2 ranges[]; };                // [tiles]
+layout(std430, binding = RASTERIZE_BWD_VALS) readonly buffer Vals { uint emit_of_isect[]; };              // [M] sorted
+layout(std430, binding = RASTERIZE_BWD_PROJ) readonly buffer ProjBuf { vec4 proj[]; };                    // [N,3] vec4
+layout(std430, binding = RASTERIZE_BWD_OUT_RGBT) readonly buffer OutRGBT { vec4 out_rgbt[]; };            // [H,W] forward rgb + final T
+layout(std430, binding = RASTERIZE_BWD_OUT_LAST) readonly buffer OutLast { uint out_last[]; };            // [H,W]
+layout(std430, binding = RASTERIZE_BWD_GRAD_IMG) readonly buffer GradImg { vec4 grad_img[]; };            // [H,W] dL/drgb, dL/dalpha
+layout(std430, binding = RASTERIZE_BWD_GAUSS_OF_EMIT) readonly buffer GaussOf { uint gauss_of_emit[]; };  // [M]
+layout(std430, binding = RASTERIZE_BWD_PARTIAL) writeonly buffer Partial { float partial[]; };            // [M,9] mean2d 2, conic 3, opacity, rgb 3
 
 const uint BATCH = 256u;
 shared vec4 s_geom[BATCH];   // mean2d.xy, depth, opacity

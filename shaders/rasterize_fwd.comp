@@ -9,14 +9,14 @@
 
 layout(local_size_x = 16, local_size_y = 16) in;
 
-layout(std430, binding = 0) readonly buffer FrameBuf { splat_frame frame; };
-layout(std430, binding = 1) readonly buffer Ranges { uvec2 ranges[]; };     // [tiles]
-layout(std430, binding = 2) readonly buffer Vals { uint emit_of_isect[]; };  // [M] sorted
-layout(std430, binding = 7) readonly buffer GaussOf { uint gauss_of_emit[]; }; // [M]
-layout(std430, binding = 3) readonly buffer ProjBuf { vec4 proj[]; };       // [N,3] vec4
-layout(std430, binding = 4) writeonly buffer OutRGBT { vec4 out_rgbt[]; };  // [H,W] rgb + final T
-layout(std430, binding = 5) writeonly buffer OutLast { uint out_last[]; };  // [H,W] last blended list position + 1 (0: none)
-layout(std430, binding = 6) writeonly buffer OutDepth { float out_depth[]; }; // [H,W] sum(depth alpha T)
+layout(std430, binding = RASTERIZE_FWD_FRAME) readonly buffer FrameBuf { splat_frame frame; };
+layout(std430, binding = RASTERIZE_FWD_RANGES) readonly buffer Ranges { uvec2 ranges[]; };                // [tiles]
+layout(std430, binding = RASTERIZE_FWD_VALS) readonly buffer Vals { uint emit_of_isect[]; };              // [M] sorted
+layout(std430, binding = RASTERIZE_FWD_GAUSS_OF_EMIT) readonly buffer GaussOf { uint gauss_of_emit[]; };  // [M]
+layout(std430, binding = RASTERIZE_FWD_PROJ) readonly buffer ProjBuf { vec4 proj[]; };                    // [N,3] vec4
+layout(std430, binding = RASTERIZE_FWD_OUT_RGBT) writeonly buffer OutRGBT { vec4 out_rgbt[]; };           // [H,W] rgb + final T
+layout(std430, binding = RASTERIZE_FWD_OUT_LAST) writeonly buffer OutLast { uint out_last[]; };           // [H,W] last blended list position + 1 (0: none)
+layout(std430, binding = RASTERIZE_FWD_OUT_DEPTH) writeonly buffer OutDepth { float out_depth[]; };       // [H,W] sum(depth alpha T)
 
 const uint BATCH = 256u;
 shared vec4 s_geom[BATCH];   // mean2d.xy, depth, opacity

@@ -70,6 +70,93 @@ SPLAT_STRUCT(splat_render_push)
 /* Per-Gaussian record the preprocess writes for the rasterizer, as 3 vec4. */
 #define SPLAT_PROJ_VEC4 3
 
+/* Binding slots, one block per stage: the shader declares layout(binding = <STAGE>_<NAME>) and
+ * the C side fills views[<STAGE>_<NAME>], so neither lists buffers by position. */
+
+/* project_fwd.glsl */
+#define PROJECT_FWD_FRAME 0
+#define PROJECT_FWD_MEANS 1
+#define PROJECT_FWD_SCALES 2
+#define PROJECT_FWD_QUATS 3
+#define PROJECT_FWD_OPACITIES 4
+#define PROJECT_FWD_SH 5
+#define PROJECT_FWD_PROJ 6
+#define PROJECT_FWD_RADII 7
+#define PROJECT_FWD_TILES 8
+#define PROJECT_FWD_COUNTERS 9
+#define PROJECT_FWD_BINDINGS 10
+
+/* project_bwd.glsl */
+#define PROJECT_BWD_FRAME 0
+#define PROJECT_BWD_MEANS 1
+#define PROJECT_BWD_SCALES 2
+#define PROJECT_BWD_QUATS 3
+#define PROJECT_BWD_OPACITIES 4
+#define PROJECT_BWD_SH 5
+#define PROJECT_BWD_RADII 6
+#define PROJECT_BWD_PARTIAL 7
+#define PROJECT_BWD_GRAD_MEANS 8
+#define PROJECT_BWD_GRAD_SCALES 9
+#define PROJECT_BWD_GRAD_QUATS 10
+#define PROJECT_BWD_GRAD_OPACITIES 11
+#define PROJECT_BWD_GRAD_SH 12
+#define PROJECT_BWD_STATS 13
+#define PROJECT_BWD_OFFSETS 14
+#define PROJECT_BWD_TILES 15
+#define PROJECT_BWD_GATE 16
+#define PROJECT_BWD_DEBUG 17
+#define PROJECT_BWD_PROJ 18
+#define PROJECT_BWD_BINDINGS 19
+
+/* isect_setup.comp */
+#define ISECT_SETUP_COUNTERS 0
+#define ISECT_SETUP_SCAN_TOTAL 1
+#define ISECT_SETUP_SORT_COUNT 2
+#define ISECT_SETUP_BINDINGS 3
+
+/* isect_fwd.comp */
+#define ISECT_FWD_FRAME 0
+#define ISECT_FWD_PROJ 1
+#define ISECT_FWD_RADII 2
+#define ISECT_FWD_OFFSETS 3
+#define ISECT_FWD_TILES 4
+#define ISECT_FWD_KEYS_LO 5
+#define ISECT_FWD_KEYS_HI 6
+#define ISECT_FWD_VALS 7
+#define ISECT_FWD_GAUSS_OF_EMIT 8
+#define ISECT_FWD_PARTIAL 9
+#define ISECT_FWD_COUNTERS 10
+#define ISECT_FWD_BINDINGS 11
+
+/* ranges_fwd.comp */
+#define RANGES_FWD_COUNTERS 0
+#define RANGES_FWD_KEYS_HI 1
+#define RANGES_FWD_RANGES 2
+#define RANGES_FWD_BINDINGS 3
+
+/* rasterize_fwd.comp */
+#define RASTERIZE_FWD_FRAME 0
+#define RASTERIZE_FWD_RANGES 1
+#define RASTERIZE_FWD_VALS 2
+#define RASTERIZE_FWD_PROJ 3
+#define RASTERIZE_FWD_OUT_RGBT 4
+#define RASTERIZE_FWD_OUT_LAST 5
+#define RASTERIZE_FWD_OUT_DEPTH 6
+#define RASTERIZE_FWD_GAUSS_OF_EMIT 7
+#define RASTERIZE_FWD_BINDINGS 8
+
+/* rasterize_bwd.comp */
+#define RASTERIZE_BWD_FRAME 0
+#define RASTERIZE_BWD_RANGES 1
+#define RASTERIZE_BWD_VALS 2
+#define RASTERIZE_BWD_PROJ 3
+#define RASTERIZE_BWD_OUT_RGBT 4
+#define RASTERIZE_BWD_OUT_LAST 5
+#define RASTERIZE_BWD_GRAD_IMG 6
+#define RASTERIZE_BWD_GAUSS_OF_EMIT 7
+#define RASTERIZE_BWD_PARTIAL 8
+#define RASTERIZE_BWD_BINDINGS 9
+
 #undef u32
 #undef f32
 #endif

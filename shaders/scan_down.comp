@@ -9,9 +9,9 @@ layout(constant_id = 3) const uint MAX_SUBGROUPS = 32u;
 #include "sort_common.glsl"
 
 layout(std430, binding = 0) readonly buffer Header { uint header[]; };
-layout(std430, binding = 1) readonly buffer In { uint x[]; };        // [count]
-layout(std430, binding = 2) writeonly buffer Out { uint y[]; };      // [count]
-layout(std430, binding = 3) readonly buffer Sums { uint offsets[]; }; // [blocks] scanned block sums
+layout(std430, binding = 1) readonly buffer In { uint x[]; };          // [count]
+layout(std430, binding = 2) writeonly buffer Out { uint y[]; };        // [count]
+layout(std430, binding = 3) readonly buffer Sums { uint offsets[]; };  // [blocks] scanned block sums
 
 void main()
 {

@@ -6,8 +6,8 @@ layout(constant_id = 3) const uint MAX_SUBGROUPS = 32u;
 #include "sort_common.glsl"
 
 layout(std430, binding = 0) readonly buffer Header { uint header[]; };
-layout(std430, binding = 1) readonly buffer In { uint x[]; };         // [count]
-layout(std430, binding = 2) writeonly buffer Sums { uint sums[]; };   // [blocks]
+layout(std430, binding = 1) readonly buffer In { uint x[]; };        // [count]
+layout(std430, binding = 2) writeonly buffer Sums { uint sums[]; };  // [blocks]
 
 void main()
 {

@@ -9,8 +9,8 @@ layout(constant_id = 3) const uint MAX_SUBGROUPS = 32u;
 #include "sort_common.glsl"
 
 layout(std430, binding = 0) readonly buffer Header { uint header[]; };
-layout(std430, binding = 1) buffer Data { uint data[]; };              // [rows][n]
-layout(std430, binding = 2) writeonly buffer Totals { uint totals[]; }; // [rows]
+layout(std430, binding = 1) buffer Data { uint data[]; };                // [rows][n]
+layout(std430, binding = 2) writeonly buffer Totals { uint totals[]; };  // [rows]
 
 void main()
 {

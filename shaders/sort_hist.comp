@@ -8,8 +8,8 @@ layout(constant_id = 3) const uint MAX_SUBGROUPS = 32u;
 #include "sort_common.glsl"
 
 layout(std430, binding = 0) readonly buffer Header { uint header[]; };
-layout(std430, binding = 1) readonly buffer Keys { uint keys[]; };  // [count] the word holding the digit
-layout(std430, binding = 2) writeonly buffer Hist { uint hist[]; }; // [RADIX][tiles]
+layout(std430, binding = 1) readonly buffer Keys { uint keys[]; };   // [count] the word holding the digit
+layout(std430, binding = 2) writeonly buffer Hist { uint hist[]; };  // [RADIX][tiles]
 layout(push_constant) uniform Push SPLAT_PASS_PUSH pc;
 
 // Several copies of the histogram (subgroup s adds into copy s % COPIES) cut the contention of

@@ -20,14 +20,14 @@ layout(constant_id = 4) const uint SH_WORDS = 4096u;     // max(MAX_SUBGROUPS * 
 #include "sort_common.glsl"
 
 layout(std430, binding = 0) readonly buffer Header { uint header[]; };
-layout(std430, binding = 1) readonly buffer KeyIn { uint key_in[]; };       // [count] word holding the digit
-layout(std430, binding = 2) readonly buffer OtherIn { uint other_in[]; };   // [count] other key word (KEY_WORDS 2)
-layout(std430, binding = 3) readonly buffer ValIn { uint val_in[]; };       // [count]
-layout(std430, binding = 4) writeonly buffer KeyOut { uint key_out[]; };    // [count]
-layout(std430, binding = 5) writeonly buffer OtherOut { uint other_out[]; };// [count]
-layout(std430, binding = 6) writeonly buffer ValOut { uint val_out[]; };    // [count]
-layout(std430, binding = 7) readonly buffer Hist { uint hist[]; };          // [RADIX][tiles] scanned rows
-layout(std430, binding = 8) readonly buffer Totals { uint totals[]; };      // [RADIX] keys per digit
+layout(std430, binding = 1) readonly buffer KeyIn { uint key_in[]; };         // [count] word holding the digit
+layout(std430, binding = 2) readonly buffer OtherIn { uint other_in[]; };     // [count] other key word (KEY_WORDS 2)
+layout(std430, binding = 3) readonly buffer ValIn { uint val_in[]; };         // [count]
+layout(std430, binding = 4) writeonly buffer KeyOut { uint key_out[]; };      // [count]
+layout(std430, binding = 5) writeonly buffer OtherOut { uint other_out[]; };  // [count]
+layout(std430, binding = 6) writeonly buffer ValOut { uint val_out[]; };      // [count]
+layout(std430, binding = 7) readonly buffer Hist { uint hist[]; };            // [RADIX][tiles] scanned rows
+layout(std430, binding = 8) readonly buffer Totals { uint totals[]; };        // [RADIX] keys per digit
 layout(push_constant) uniform Push SPLAT_PASS_PUSH pc;
 
 // Ranking: [subgroups][RADIX / 2] words of two 16-bit counters. Then the staging area of the

@@ -3,6 +3,7 @@
 #ifndef SPLAT_TRAIN_TYPES_H
 #define SPLAT_TRAIN_TYPES_H
 
+#include "core/params.h"
 #include "render_types.h"
 
 #ifdef VULKAN
@@ -30,16 +31,14 @@ SPLAT_STRUCT(splat_train_view)
  * slot's recorded command buffer is submitted. */
 SPLAT_STRUCT(splat_train_slot)
 {
+    splat_frame frame;       /* the frame of this iteration's render but its camera, which frame_setup
+                                takes from the view table (splat__frame_make fills the rest) */
     u32 view;                /* index into the view table */
     u32 step;                /* 0-based */
-    u32 sh_degree;           /* active degree this step */
-    u32 n_gaussians;
-    f32 background[3];
-    u32 cap;                 /* max Gaussians per tile */
-    f32 lr[6];               /* means, log-scales, quats, opacities, SH DC, SH rest */
-    f32 bias1, bias2;        /* 1 - b1^t and sqrt(1 - b2^t), t = step + 1 */
     u32 image_base;          /* offset added to the view's image offset (0, or the slot's streamed image) */
-    u32 pad;
+    f32 bias1, bias2;        /* 1 - b1^t and sqrt(1 - b2^t), t = step + 1 */
+    f32 lr_head[SPLAT_GROUP_COUNT];   /* learning rate of each group's head, and of the rest (core/params.h) */
+    f32 lr_rest[SPLAT_GROUP_COUNT];
 };
 
 /* What an iteration reports back (copied to a host-visible ring when it ends). */
@@ -66,6 +65,73 @@ SPLAT_STRUCT(splat_train_push)
     u32 step;
     u32 flags;               /* densification: the step after which large Gaussians are pruned */
 };
+
+
+/* Binding slots, one block per stage: the shader declares layout(binding = <STAGE>_<NAME>) and
+ * the C side fills views[<STAGE>_<NAME>], so neither lists buffers by position. */
+
+/* frame_setup.comp */
+#define FRAME_SETUP_SLOTS 0
+#define FRAME_SETUP_VIEWS 1
+#define FRAME_SETUP_FRAME 2
+#define FRAME_SETUP_BINDINGS 3
+
+/* loss_fwd.comp, loss_bwd.comp */
+#define LOSS_FRAME 0
+#define LOSS_SLOTS 1
+#define LOSS_VIEWS 2
+#define LOSS_PIXELS 3
+#define LOSS_RENDER 4
+#define LOSS_MAPS 5
+#define LOSS_OUT 6
+#define LOSS_BINDINGS 7
+
+/* loss_reduce.comp */
+#define LOSS_REDUCE_FRAME 0
+#define LOSS_REDUCE_PARTS 1
+#define LOSS_REDUCE_COUNTERS 2
+#define LOSS_REDUCE_GATE 3
+#define LOSS_REDUCE_REPORT 4
+#define LOSS_REDUCE_SLOTS 5
+#define LOSS_REDUCE_BINDINGS 6
+
+/* densify_mark.comp */
+#define DENSIFY_MARK_SCALES 0
+#define DENSIFY_MARK_OPACITIES 1
+#define DENSIFY_MARK_STATS 2
+#define DENSIFY_MARK_KEEP 3
+#define DENSIFY_MARK_CLONE 4
+#define DENSIFY_MARK_SPLIT 5
+#define DENSIFY_MARK_INFO 6
+#define DENSIFY_MARK_BINDINGS 7
+
+/* opacity_reset.comp */
+#define OPACITY_RESET_OPACITIES 0
+#define OPACITY_RESET_MOMENTS 1
+#define OPACITY_RESET_BINDINGS 2
+
+/* adam.comp: the groups of core/params.h, each as parameters, gradients and moments */
+#define ADAM_SLOTS 0
+#define ADAM_GATE 1
+#define ADAM_PARAMS 2
+#define ADAM_GRADS (ADAM_PARAMS + SPLAT_GROUP_COUNT)
+#define ADAM_MOMENTS (ADAM_GRADS + SPLAT_GROUP_COUNT)
+#define ADAM_BINDINGS (ADAM_MOMENTS + SPLAT_GROUP_COUNT)
+
+/* densify_apply.comp: the decisions and their scans, then every group's rows and moments, from
+ * the old arrays to the new ones */
+#define DENSIFY_APPLY_TOTALS 0
+#define DENSIFY_APPLY_OFF_KEEP 1
+#define DENSIFY_APPLY_OFF_CLONE 2
+#define DENSIFY_APPLY_OFF_SPLIT 3
+#define DENSIFY_APPLY_KEEP 4
+#define DENSIFY_APPLY_CLONE 5
+#define DENSIFY_APPLY_SPLIT 6
+#define DENSIFY_APPLY_SRC_PARAMS 7
+#define DENSIFY_APPLY_SRC_MOMENTS (DENSIFY_APPLY_SRC_PARAMS + SPLAT_GROUP_COUNT)
+#define DENSIFY_APPLY_DST_PARAMS (DENSIFY_APPLY_SRC_MOMENTS + SPLAT_GROUP_COUNT)
+#define DENSIFY_APPLY_DST_MOMENTS (DENSIFY_APPLY_DST_PARAMS + SPLAT_GROUP_COUNT)
+#define DENSIFY_APPLY_BINDINGS (DENSIFY_APPLY_DST_MOMENTS + SPLAT_GROUP_COUNT)
 
 #undef u32
 #undef f32

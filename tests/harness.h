@@ -49,6 +49,28 @@ int splat_test_failed(void);
         }                                                                                  \
     } while (0)
 
+/* The one error metric of the GPU-against-reference tests: the normalised error
+ * ||got - want|| / max(||want||, ||scale||) (||got - want|| when both are zero) over `rows` rows
+ * of `width` values, leaving out the rows where skip[row] is true (skip may be NULL). `scale`
+ * (may be NULL) is the magnitude float32 rounding follows where `want` is a sum that cancels:
+ * the gradient tests pass splat__ref_backward_scale, so a gradient that happens to sum to nearly
+ * zero over many pixels is not held to a relative error its float32 sum cannot have (a single
+ * large Gaussian failed 1 run in 24 that way at 1e-4). *want_norm (may be NULL) receives ||want||. */
+double t_norm_err(const float *got, const double *want, const double *scale, uint64_t rows, uint32_t width,
+                  const bool *skip, double *want_norm);
+
+/* The tolerances of the suite, named once (as ggml's test-backend-ops has one per case kind):
+ * a GPU kernel in float32 against the float64 reference of src/ref. */
+#define T_TOL_IMAGE 1e-4         /* rendered colour, alpha, transmittance: max error, relative to 1 */
+#define T_TOL_GRAD 1e-4          /* a gradient group: t_norm_err */
+/* Needle-shaped Gaussians (one axis ~0, another tens of pixels long): their long-axis scale and
+ * rotation gradients are small differences of large conic-gradient terms accumulated in float32
+ * (the same chain gsplat uses), measured at 1e-5 to 1.2e-4. */
+#define T_TOL_GRAD_NEEDLES 1e-3
+#define T_TOL_LOSS 1e-5          /* loss sums (L1, SSIM, MSE) per value, relative to max(1, value) */
+#define T_TOL_OPTIM 1e-4         /* an optimizer update, relative to the reference's update */
+#define T_TOL_MOVE 1e-5          /* densification's new means and log-scales, relative to max(1, value) */
+
 /* The case's random generator, seeded from SPLAT_SEED or fresh per run. */
 splat_rng *splat_test_rng(void);
 uint64_t splat_test_seed(void);

@@ -68,6 +68,14 @@ void t_random_scene(splat_scene *s, uint32_t n, const splat_camera *cam)
     }
 }
 
+const double *t_ref_group(const splat_ref_grads *rg, uint32_t g)
+{
+#define MEMBER(i, name, N, w, h, a, b, f) [i] = offsetof(splat_ref_grads, name),
+    static const size_t member[SPLAT_GROUP_COUNT] = {SPLAT_PARAM_GROUPS(MEMBER)};
+#undef MEMBER
+    return *(double *const *)((const char *)rg + member[g]);
+}
+
 bool t_render_init(t_render *t, const splat_scene *scene, uint32_t max_w, uint32_t max_h, uint32_t isect_capacity)
 {
     memset(t, 0, sizeof *t);
@@ -75,8 +83,8 @@ bool t_render_init(t_render *t, const splat_scene *scene, uint32_t max_w, uint32
     if (!t->g) return false;
     splat_error err = {0};
     uint32_t cap = scene->count ? scene->count : 1;
-    if (splat__renderer_init(t->g, &t->r, &err) || splat__scene_gpu_init(t->g, &t->scene, "scene", cap, &err) ||
-        splat__scene_gpu_init(t->g, &t->grads, "grads", cap, &err) ||
+    if (splat__renderer_init(t->g, &t->r, &err) || splat__scene_gpu_init(t->g, &t->scene, "scene", cap, false, &err) ||
+        splat__scene_gpu_init(t->g, &t->grads, "grads", cap, false, &err) ||
         splat__scene_gpu_upload(t->g, &t->scene, scene, &err) ||
         splat__render_bufs_init(t->g, &t->r, &t->bufs, cap, isect_capacity, max_w, max_h, &err) ||
         splat__stream_init(t->g, &t->stream, &err)) {
@@ -168,11 +176,11 @@ static bool same_order(const uint32_t *a, const uint32_t *b, uint32_t n, const s
     return true;
 }
 
-bool t_ref_render(t_ref *ref, const splat_scene *scene, const splat_camera *cam, const splat_render_opts *opts,
+bool t_ref_render(t_ref *ref, const splat_scene *scene, const splat_camera *cam, const splat_render_desc *opts,
                   const t_gpu_image *gpu)
 {
     memset(ref, 0, sizeof *ref);
-    ref->set.sh_degree = opts->sh_degree;
+    ref->set.sh_degree = splat__sh_degree(opts);
     memcpy(ref->set.background, opts->background, sizeof ref->set.background);
     ref->set.cap = opts->max_gaussians_per_tile;
     splat_error err = {0};
@@ -261,14 +269,14 @@ double t_compare_forward(const t_ref *ref, const t_gpu_image *gpu, const char *w
         for (int c = 0; c < 3; c++) max_err = fmax(max_err, fabs(gpu->rgbt[4 * p + c] - ref->img.rgb[3 * p + c]));
         double dT = fabs(gpu->rgbt[4 * p + 3] - ref->img.T[p]);
         max_T_err = fmax(max_T_err, dT);
-        bad_T += dT > 1e-4;
+        bad_T += dT > T_TOL_IMAGE;
         uint32_t l = gpu->last[p];
         int32_t gid = l == 0 ? -1 : (int32_t)gpu->vals[l - 1];
         bad_last += gid != ref->img.last[p];
     }
     double rel = max_err / max_ref;
-    T_CHECK(rel <= 1e-4, "%s: image max relative error %.3g", what, rel);
-    T_CHECK(bad_T == 0, "%s: %llu pixels with transmittance off by more than 1e-4 (max %.3g)", what,
+    T_CHECK(rel <= T_TOL_IMAGE, "%s: image max relative error %.3g", what, rel);
+    T_CHECK(bad_T == 0, "%s: %llu pixels with transmittance off by more than T_TOL_IMAGE (max %.3g)", what,
             (unsigned long long)bad_T, max_T_err);
     T_CHECK(bad_last == 0, "%s: %llu pixels with a different last contributor", what, (unsigned long long)bad_last);
     T_CHECK(skipped <= px / 50 + 2, "%s: %llu of %llu pixels borderline", what, (unsigned long long)skipped,

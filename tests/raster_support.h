@@ -18,6 +18,9 @@ void t_random_scene(splat_scene *s, uint32_t n, const splat_camera *cam);
 /* Camera-space point -> world point for the camera. */
 void t_cam_to_world(const splat_camera *cam, const double pc[3], float out[3]);
 
+/* The reference's gradient of parameter group g (core/params.h): [N, width]. */
+const double *t_ref_group(const splat_ref_grads *rg, uint32_t g);
+
 /* The GPU side of one render: renderer, GPU scene, buffers and stream. */
 typedef struct t_render {
     splat_gpu *g;
@@ -55,7 +58,7 @@ typedef struct t_ref {
     uint32_t reconciled_tiles;
 } t_ref;
 
-bool t_ref_render(t_ref *ref, const splat_scene *scene, const splat_camera *cam, const splat_render_opts *opts,
+bool t_ref_render(t_ref *ref, const splat_scene *scene, const splat_camera *cam, const splat_render_desc *opts,
                   const t_gpu_image *gpu);
 void t_ref_free(t_ref *ref);
 

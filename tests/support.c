@@ -46,3 +46,21 @@ int splat_test_after_case(void)
     }
     return bad;
 }
+
+double t_norm_err(const float *got, const double *want, const double *scale, uint64_t rows, uint32_t width,
+                  const bool *skip, double *want_norm)
+{
+    double num = 0, den = 0, den_scale = 0;
+    for (uint64_t i = 0; i < rows; i++) {
+        if (skip && skip[i]) continue;
+        for (uint32_t k = 0; k < width; k++) {
+            double w = want[i * width + k], d = (double)got[i * width + k] - w;
+            num += d * d;
+            den += w * w;
+            if (scale) den_scale += scale[i * width + k] * scale[i * width + k];
+        }
+    }
+    if (want_norm) *want_norm = sqrt(den);
+    den = fmax(den, den_scale);
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}

@@ -6,33 +6,10 @@ typedef struct raster_case {
     uint32_t n, w, h, sh_degree, cap;
 } raster_case;
 
-/* Normalised error ||gpu - ref|| / ||ref|| of one parameter group over the rows not excluded. */
-static double group_error(const float *gpu, const double *ref, uint32_t n, uint32_t width, const bool *excluded,
-                          double *ref_norm)
-{
-    double num = 0, den = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (excluded[i]) continue;
-        for (uint32_t k = 0; k < width; k++) {
-            double r = ref[(uint64_t)i * width + k], d = (double)gpu[(uint64_t)i * width + k] - r;
-            num += d * d;
-            den += r * r;
-        }
-    }
-    *ref_norm = sqrt(den);
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
 /* Runs the backward on the GPU and in the reference with the same random upstream gradient
  * (zero at borderline pixels) and compares every parameter group. */
-/* The gradient tolerance of every case but one: normalised error 1e-4 per parameter group. */
-#define GRAD_TOL 1e-4
-/* Needle-shaped Gaussians (one axis ~0, another tens of pixels long): their long-axis scale and
- * rotation gradients are small differences of large conic-gradient terms accumulated in
- * float32 (the same chain gsplat uses), measured at 1e-5 to 1.2e-4. */
-#define GRAD_TOL_NEEDLES 1e-3
-
-static double g_grad_tol = GRAD_TOL;
+/* T_TOL_GRAD for every case but the needles (T_TOL_GRAD_NEEDLES). */
+static double g_grad_tol = T_TOL_GRAD;
 
 static void check_backward(t_render *t, t_ref *ref, const splat_scene *scene, const splat_camera *cam, const char *what)
 {
@@ -56,32 +33,27 @@ static void check_backward(t_render *t, t_ref *ref, const splat_scene *scene, co
     splat_ref_grads rg;
     T_OK(splat__ref_grads_init(&rg, n, &err), &err);
     splat__ref_backward(scene, cam, &ref->set, ref->proj, &ref->lists, &ref->img, d_rgb, d_alpha, &rg);
+    /* the scale of float32 rounding in the sums over pixels (tests/harness.h, t_norm_err) */
+    splat_ref_grads rg_abs;
+    T_OK(splat__ref_grads_init(&rg_abs, n, &err), &err);
+    splat__ref_backward_scale(scene, cam, &ref->set, ref->proj, &ref->lists, &ref->img, d_rgb, d_alpha, &rg_abs);
 
     bool *excluded = calloc(n + 1, sizeof(bool));
     uint32_t n_excluded = 0;
     for (uint32_t i = 0; i < n; i++) n_excluded += excluded[i] = ref->proj[i].margin < 1e-4;
-    struct {
-        const char *name;
-        const float *gpu;
-        const double *ref;
-        uint32_t width;
-    } groups[] = {
-        {"means", got.means, rg.means, 3},
-        {"log_scales", got.log_scales, rg.log_scales, 3},
-        {"quats", got.quats, rg.quats, 4},
-        {"opacities", got.opacities, rg.opacities, 1},
-        {"sh", got.sh, rg.sh, 48},
-    };
     printf("  %s backward:", what);
-    for (size_t k = 0; k < SPLAT_COUNTOF(groups); k++) {
+    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) {
+        const char *name = splat__groups[k].name;
+        uint32_t width = splat__groups[k].width;
+        const float *gpu = splat__scene_group_c(&got, k);
         double norm;
-        double e = group_error(groups[k].gpu, groups[k].ref, n, groups[k].width, excluded, &norm);
-        printf(" %s %.1e", groups[k].name, e);
-        T_CHECK(e <= g_grad_tol || (norm == 0 && e < 1e-12), "%s: %s gradient normalised error %.3g (|ref| %.3g)",
-                what, groups[k].name, e, norm);
+        double e = t_norm_err(gpu, t_ref_group(&rg, k), t_ref_group(&rg_abs, k), n, width, excluded, &norm);
+        printf(" %s %.1e", name, e);
+        T_CHECK(e <= g_grad_tol || (norm == 0 && e < 1e-12), "%s: %s gradient normalised error %.3g (|ref| %.3g)", what, name,
+                e, norm);
         uint64_t nonfinite = 0;
-        for (uint64_t i = 0; i < (uint64_t)n * groups[k].width; i++) nonfinite += !isfinite(groups[k].gpu[i]);
-        T_CHECK(nonfinite == 0, "%s: %llu non-finite %s gradients", what, (unsigned long long)nonfinite, groups[k].name);
+        for (uint64_t i = 0; i < (uint64_t)n * width; i++) nonfinite += !isfinite(gpu[i]);
+        T_CHECK(nonfinite == 0, "%s: %llu non-finite %s gradients", what, (unsigned long long)nonfinite, name);
     }
     /* Coefficients above the active degree get exactly zero. */
     uint32_t active = (ref->set.sh_degree + 1) * (ref->set.sh_degree + 1);
@@ -93,6 +65,7 @@ static void check_backward(t_render *t, t_ref *ref, const splat_scene *scene, co
     printf(" (%u Gaussians excluded as borderline)\n", n_excluded);
     free(excluded);
     splat__ref_grads_free(&rg);
+    splat__ref_grads_free(&rg_abs);
     splat_scene_free(&got);
     free(g4);
     free(d_rgb);
@@ -102,7 +75,7 @@ static void check_backward(t_render *t, t_ref *ref, const splat_scene *scene, co
 /* Renders `scene` on the GPU (intersection buffers starting at isect_capacity, 0 for the
  * default) and compares forward, and optionally backward, with the reference. When `image`
  * is given, the GPU's rgb+T is copied there [H,W,4]. */
-static void check_scene(const splat_scene *scene, const splat_camera *cam, const splat_render_opts *opts, bool backward,
+static void check_scene(const splat_scene *scene, const splat_camera *cam, const splat_render_desc *opts, bool backward,
                         uint32_t isect_capacity, const char *what, float *image)
 {
     t_render t;
@@ -127,9 +100,10 @@ static void check_scene(const splat_scene *scene, const splat_camera *cam, const
     t_render_free(&t);
 }
 
-static splat_render_opts random_opts(uint32_t sh_degree, uint32_t cap)
+static splat_render_desc random_opts(uint32_t sh_degree, uint32_t cap)
 {
-    splat_render_opts opts = {.sh_degree = sh_degree, .max_gaussians_per_tile = cap};
+    /* resolved, as the render layer takes it: degree 0 is SPLAT_SH_DEGREE_0 */
+    splat_render_desc opts = {.sh_degree = sh_degree ? sh_degree : SPLAT_SH_DEGREE_0, .max_gaussians_per_tile = cap};
     for (int c = 0; c < 3; c++) opts.background[c] = (float)t_uniform(0, 1);
     return opts;
 }
@@ -141,7 +115,7 @@ static void run_case(const raster_case *rc, bool backward)
     splat_camera cam = t_random_camera(rc->w, rc->h);
     splat_scene scene;
     t_random_scene(&scene, rc->n, &cam);
-    splat_render_opts opts = random_opts(rc->sh_degree, rc->cap);
+    splat_render_desc opts = random_opts(rc->sh_degree, rc->cap);
     check_scene(&scene, &cam, &opts, backward, 0, what, NULL);
     splat_scene_free(&scene);
 }
@@ -177,7 +151,7 @@ SPLAT_TEST(raster_sh_degrees_and_cap)
 /* ------------------------------------------------------------------ edge cases */
 
 /* Renders and returns the GPU image [H,W,4] (caller frees), or NULL. */
-static float *gpu_image_of(const splat_scene *scene, const splat_camera *cam, const splat_render_opts *opts,
+static float *gpu_image_of(const splat_scene *scene, const splat_camera *cam, const splat_render_desc *opts,
                            bool backward, uint32_t isect_capacity, const char *what)
 {
     float *img = calloc((size_t)cam->width * cam->height * 4, sizeof(float));
@@ -185,7 +159,7 @@ static float *gpu_image_of(const splat_scene *scene, const splat_camera *cam, co
     return img;
 }
 
-static void check_background(const float *img, const splat_camera *cam, const splat_render_opts *opts, const char *what)
+static void check_background(const float *img, const splat_camera *cam, const splat_render_desc *opts, const char *what)
 {
     uint64_t bad = 0;
     for (uint64_t p = 0; p < (uint64_t)cam->width * cam->height; p++)
@@ -196,7 +170,7 @@ static void check_background(const float *img, const splat_camera *cam, const sp
 SPLAT_TEST(raster_edge_empty_and_behind)
 {
     splat_camera cam = t_random_camera(37, 29);
-    splat_render_opts opts = random_opts(3, 0);
+    splat_render_desc opts = random_opts(3, 0);
     splat_scene empty;
     splat_error err = {0};
     T_OK(splat_scene_init(&empty, 1, &err), &err);
@@ -229,7 +203,7 @@ SPLAT_TEST(raster_edge_whole_image_gaussian)
     /* One Gaussian close to the camera, far larger than the image; and one with its centre far
      * outside the guard band. Both compared with the reference, forward and backward. */
     splat_camera cam = t_random_camera(70, 45);
-    splat_render_opts opts = random_opts((uint32_t)(splat__rng_u64(splat_test_rng()) % 4), 0);
+    splat_render_desc opts = random_opts((uint32_t)(splat__rng_u64(splat_test_rng()) % 4), 0);
     splat_scene s;
     t_random_scene(&s, 2, &cam);
     double pc0[3] = {t_uniform(-0.1, 0.1), t_uniform(-0.1, 0.1), t_uniform(0.5, 1.0)};
@@ -250,7 +224,7 @@ SPLAT_TEST(raster_edge_tile_borders)
     splat_camera cam = t_random_camera(83, 61);
     for (int k = 0; k < 9; k++) cam.R[k] = (k % 4 == 0) ? 1.0f : 0.0f;
     cam.t[0] = cam.t[1] = cam.t[2] = 0.0f;
-    splat_render_opts opts = random_opts((uint32_t)(splat__rng_u64(splat_test_rng()) % 4), 0);
+    splat_render_desc opts = random_opts((uint32_t)(splat__rng_u64(splat_test_rng()) % 4), 0);
     splat_scene s;
     t_random_scene(&s, 60, &cam);
     for (uint32_t i = 0; i < s.count; i++) {
@@ -270,7 +244,7 @@ SPLAT_TEST(raster_edge_degenerate_scale)
     /* Scales of ~1e-13 on every axis: the covariance is all low-pass filter, yet the gradients
      * still flow. Mixed with ordinary Gaussians. */
     splat_camera cam = t_random_camera(40, 33);
-    splat_render_opts opts = random_opts(1, 0);
+    splat_render_desc opts = random_opts(1, 0);
     splat_scene s;
     t_random_scene(&s, 50, &cam);
     for (uint32_t i = 0; i < s.count; i += 2)
@@ -282,9 +256,9 @@ SPLAT_TEST(raster_edge_degenerate_scale)
     for (uint32_t i = 0; i < s.count; i++)
         for (int k = 0; k < 3; k++)
             if ((i + k) % 2 == 0) s.log_scales[3 * i + k] = (float)t_uniform(-32, -28);
-    g_grad_tol = GRAD_TOL_NEEDLES;
+    g_grad_tol = T_TOL_GRAD_NEEDLES;
     check_scene(&s, &cam, &opts, true, 0, "needles", NULL);
-    g_grad_tol = GRAD_TOL;
+    g_grad_tol = T_TOL_GRAD;
     splat_scene_free(&s);
 }
 
@@ -293,7 +267,7 @@ SPLAT_TEST(raster_edge_overflow_regrows)
     /* A scene that overflows a tiny initial intersection capacity renders exactly like one with
      * ample capacity: the overflow is detected on the GPU, the buffers grow and it renders again. */
     splat_camera cam = t_random_camera(64, 48);
-    splat_render_opts opts = random_opts(2, 0);
+    splat_render_desc opts = random_opts(2, 0);
     splat_scene s;
     t_random_scene(&s, 2000, &cam);
     float *small = gpu_image_of(&s, &cam, &opts, false, 16, "tiny capacity");
@@ -307,7 +281,7 @@ SPLAT_TEST(raster_edge_overflow_regrows)
 SPLAT_TEST(raster_edge_nonfinite_reported)
 {
     splat_camera cam = t_random_camera(32, 32);
-    splat_render_opts opts = random_opts(3, 0);
+    splat_render_desc opts = random_opts(3, 0);
     const float bad_values[] = {NAN, INFINITY, -INFINITY};
     for (int which = 0; which < 5; which++) {
         splat_scene s;
@@ -338,7 +312,7 @@ SPLAT_TEST(raster_edge_nonfinite_reported)
 SPLAT_TEST(raster_backward_deterministic)
 {
     splat_camera cam = t_random_camera(96, 72);
-    splat_render_opts opts = random_opts(3, 0);
+    splat_render_desc opts = random_opts(3, 0);
     splat_scene s;
     t_random_scene(&s, 3000, &cam);
     t_render t;

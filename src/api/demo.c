@@ -4,8 +4,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "api/ctx.h"
-#include "io/io.h"
+#include "api/api.h"
 
 /* Colour helpers for the object. */
 static void hue(double h, float rgb[3])
@@ -186,7 +185,7 @@ static splat_status write_colmap(splat_ctx *ctx, const char *dir, const splat_sc
     if (st == SPLAT_OK) st = make_dir(path, err);
     snprintf(path, sizeof path, "%s/sparse/0", dir);
     if (st == SPLAT_OK) st = make_dir(path, err);
-    splat_renderer *r;
+    const splat_renderer *r;
     if (st == SPLAT_OK) st = splat__ctx_renderer(ctx, &r, err);
     if (st != SPLAT_OK) return st;
     const double fov_x = 40.0 * 3.14159265358979 / 180.0;
@@ -195,7 +194,7 @@ static splat_status write_colmap(splat_ctx *ctx, const char *dir, const splat_sc
     splat_scene_gpu sg;
     splat_render_bufs rb;
     memset(&rb, 0, sizeof rb);
-    st = splat__scene_gpu_init(g, &sg, "demo", s->count, err);
+    st = splat__scene_gpu_init(g, &sg, "demo", s->count, false, err);
     if (st == SPLAT_OK) st = splat__scene_gpu_upload(g, &sg, s, err);
     if (st == SPLAT_OK) st = splat__render_bufs_init(g, r, &rb, s->count, s->count * 16, w, h, err);
     float *rgbt = splat__malloc((size_t)w * h * 16), *rgb = splat__malloc((size_t)w * h * 12);
@@ -213,8 +212,8 @@ static splat_status write_colmap(splat_ctx *ctx, const char *dir, const splat_sc
         splat_camera cam;
         double c2w[16];
         look_at(az, el, 3.2, w, h, fx, &cam, c2w);
-        splat_render_opts opts = {.sh_degree = 0, .background = {0.1f, 0.1f, 0.12f}};
-        st = splat__render_image(&ctx->stream, r, &sg, &rb, &cam, &opts, err);
+        splat_render_desc rd = {.sh_degree = SPLAT_SH_DEGREE_0, .background = {0.1f, 0.1f, 0.12f}};
+        st = splat__render_image(&ctx->stream, r, &sg, &rb, &cam, &rd, err);
         if (st == SPLAT_OK) st = splat__buf_download(g, &rb.out_rgbt, 0, rgbt, (uint64_t)w * h * 16, err);
         if (st != SPLAT_OK) break;
         for (size_t p = 0; p < (size_t)w * h; p++)

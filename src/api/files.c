@@ -1,4 +1,4 @@
-/* Public file helpers: thin wrappers over io for callers of the public API (the CLI). */
+/* api: files: PLY scenes, atomic writes, PNG images, camera lists (thin wrappers over io). */
 #include <stdio.h>
 
 #include "io/io.h"
@@ -40,3 +40,14 @@ splat_status splat_read_cameras(const char *path, splat_camera **cams, uint32_t 
     }
     return st;
 }
+
+splat_status splat_scene_load_ply(const char *path, splat_scene *scene, splat_error *err)
+{
+    return splat__ply_read(path, scene, err);
+}
+
+splat_status splat_scene_save_ply(const char *path, const splat_scene *scene, splat_error *err)
+{
+    return splat__ply_write(path, scene, err);
+}
+

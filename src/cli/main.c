@@ -41,6 +41,27 @@ static bool parse_u32(const char *s, uint32_t *out)
     return true;
 }
 
+/* Parses "R,G,B", each a finite number in [0, 1]. */
+static bool parse_rgb(const char *s, float rgb[3])
+{
+    if (!s) return false;
+    char *end;
+    for (int c = 0; c < 3; c++) {
+        errno = 0;
+        double v = strtod(s, &end);
+        if (end == s || errno || !(v >= 0 && v <= 1) || *end != (c < 2 ? ',' : '\0')) return false;
+        rgb[c] = (float)v;
+        s = end + 1;
+    }
+    return true;
+}
+
+static void set_white(splat_train_desc *desc)
+{
+    desc->background = SPLAT_BACKGROUND_COLOR;
+    desc->render.background[0] = desc->render.background[1] = desc->render.background[2] = 1.0f;
+}
+
 static bool make_dir(const char *path)
 {
     if (mkdir(path, 0755) == 0 || errno == EEXIST) return true;
@@ -186,7 +207,9 @@ static int cmd_train(int argc, char **argv)
                    "  --images-factor N   use images_N/ (or images/ downsampled by N); intrinsics follow\n"
                    "  --sh-degree D       spherical harmonics degree 0..3 (default 3)\n"
                    "  --max-gaussians-per-tile N   depth-sorted per-tile cap (default 0: none)\n"
-                   "  --white-background  composite on white (NeRF-synthetic scenes always are)\n"
+                   "  --white-background  composite on white (the default for images with alpha, e.g. NeRF-synthetic)\n"
+                   "  --background R,G,B  composite on this colour, each in [0,1] (default black, or white for images\n"
+                   "                      with alpha)\n"
                    "  --random-background a random background colour every step\n"
                    "  --seed N            run seed (default 42)\n"
                    "  --init-points N     random initial points when the scene has none (default 100000)\n"
@@ -210,9 +233,12 @@ static int cmd_train(int argc, char **argv)
         } else if (strcmp(a, "--sh-degree") == 0) {
             uint32_t d;
             if (!parse_u32(v, &d) || d > 3) return usage_error("train", "--sh-degree takes 0..3, got '%s'", v ? v : "");
-            desc.sh_degree = d == 0 ? SPLAT_SH_DEGREE_0 : d;
+            desc.render.sh_degree = d == 0 ? SPLAT_SH_DEGREE_0 : d;
         } else if (strcmp(a, "--max-gaussians-per-tile") == 0) {
-            if (!parse_u32(v, &desc.max_gaussians_per_tile)) return usage_error("train", "--max-gaussians-per-tile needs a number, got '%s'", v ? v : "");
+            if (!parse_u32(v, &desc.render.max_gaussians_per_tile)) return usage_error("train", "--max-gaussians-per-tile needs a number, got '%s'", v ? v : "");
+        } else if (strcmp(a, "--background") == 0) {
+            if (!parse_rgb(v, desc.render.background)) return usage_error("train", "--background expects R,G,B in [0,1], got '%s'", v ? v : "");
+            desc.background = SPLAT_BACKGROUND_COLOR;
         } else if (strcmp(a, "--seed") == 0) {
             uint32_t s;
             if (!parse_u32(v, &s)) return usage_error("train", "--seed needs a number, got '%s'", v ? v : "");
@@ -226,8 +252,8 @@ static int cmd_train(int argc, char **argv)
         else {
             takes_value = false;
             if (strcmp(a, "--eval") == 0) desc.eval = true;
-            else if (strcmp(a, "--white-background") == 0) desc.white_background = true;
-            else if (strcmp(a, "--random-background") == 0) desc.random_background = true;
+            else if (strcmp(a, "--white-background") == 0) set_white(&desc);
+            else if (strcmp(a, "--random-background") == 0) desc.background = SPLAT_BACKGROUND_RANDOM;
             else if (strcmp(a, "--no-renders") == 0) renders = false;
             else if (strcmp(a, "--profile") == 0) desc.profile = true;
             else if (a[0] != '-' && !desc.data) desc.data = a;
@@ -257,7 +283,7 @@ static int cmd_train(int argc, char **argv)
         clock_gettime(CLOCK_MONOTONIC, &ts);
         start = ts.tv_sec + 1e-9 * ts.tv_nsec;
     }
-    uint32_t steps = desc.steps ? desc.steps : 30000;
+    uint32_t steps = st == SPLAT_OK ? splat_trainer_steps(t) : 0;
     uint32_t first_step = st == SPLAT_OK ? splat_trainer_step(t) : 0, diag_seen = 0;
     while (st == SPLAT_OK && splat_trainer_step(t) < steps) {
         uint32_t until = ckpt_every ? (splat_trainer_step(t) / ckpt_every + 1) * ckpt_every : steps;
@@ -358,13 +384,13 @@ static int cmd_render(int argc, char **argv)
     const char *ply = NULL, *cams_path = NULL, *out = NULL;
     splat_camera one;
     bool have_one = false;
-    splat_render_desc rd = {.sh_degree = 3};
+    splat_render_desc rd = {0};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf("usage: splatc render SCENE.ply (--cameras cameras.json | --camera W,H,fx,fy,cx,cy,qw,qx,qy,qz,tx,ty,tz) -o DIR\n\n"
                    "Renders PNG images (DIR/render_NNNN.png). cameras.json: splatc's own or the original 3DGS one.\n\n"
-                   "  --sh-degree D       active SH degree (default 3)\n"
+                   "  --sh-degree D       active SH degree (default: all the scene has)\n"
                    "  --background R,G,B  background colour in [0,1] (default 0,0,0)\n"
                    "  --max-gaussians-per-tile N\n"
                    "  --sh-half           store SH coefficients as half floats on the GPU (half the memory)\n%s",
@@ -381,14 +407,15 @@ static int cmd_render(int argc, char **argv)
             have_one = true;
             i++;
         } else if (strcmp(a, "--sh-degree") == 0) {
-            if (!parse_u32(v, &rd.sh_degree) || rd.sh_degree > 3) return usage_error("render", "--sh-degree takes 0..3, got '%s'", v ? v : "");
+            uint32_t d;
+            if (!parse_u32(v, &d) || d > 3) return usage_error("render", "--sh-degree takes 0..3, got '%s'", v ? v : "");
+            rd.sh_degree = d == 0 ? SPLAT_SH_DEGREE_0 : d;
             i++;
         } else if (strcmp(a, "--max-gaussians-per-tile") == 0) {
             if (!parse_u32(v, &rd.max_gaussians_per_tile)) return usage_error("render", "--max-gaussians-per-tile needs a number, got '%s'", v ? v : "");
             i++;
         } else if (strcmp(a, "--background") == 0 && v) {
-            if (sscanf(v, "%f,%f,%f", &rd.background[0], &rd.background[1], &rd.background[2]) != 3)
-                return usage_error("render", "--background expects R,G,B, got '%s'", v);
+            if (!parse_rgb(v, rd.background)) return usage_error("render", "--background expects R,G,B in [0,1], got '%s'", v);
             i++;
         } else if (strcmp(a, "--sh-half") == 0) rd.sh_half = true;
         else if (a[0] != '-' && !ply) ply = a;
@@ -406,7 +433,6 @@ static int cmd_render(int argc, char **argv)
         splat_scene_free(&scene);
         return fail(&err);
     }
-    if (rd.sh_degree > scene.sh_degree) rd.sh_degree = scene.sh_degree;
     int rc = 0;
     splat_ctx *ctx = NULL;
     if (!make_dir(out)) rc = 1;
@@ -450,13 +476,12 @@ static int cmd_eval(int argc, char **argv)
             if (!parse_u32(v, &desc.images_factor) || desc.images_factor == 0) return usage_error("eval", "--images-factor needs a positive number, got '%s'", v ? v : "");
             i++;
         } else if (strcmp(a, "--eval") == 0) desc.eval = true;
-        else if (strcmp(a, "--white-background") == 0) desc.white_background = true;
+        else if (strcmp(a, "--white-background") == 0) set_white(&desc);
         else if (a[0] != '-' && !desc.init_ply) desc.init_ply = a;
         else if (a[0] != '-' && !desc.data) desc.data = a;
         else return usage_error("eval", "unknown or incomplete option '%s'", a);
     }
     if (!desc.init_ply || !desc.data) return usage_error("eval", "%sneeds SCENE.ply and DATA", "");
-    desc.steps = 30000;
     splat_error err = {0};
     splat_ctx *ctx;
     if (splat_ctx_init(&ctx, &o.ctx, &err) != SPLAT_OK) return fail(&err);
@@ -466,7 +491,7 @@ static int cmd_eval(int argc, char **argv)
     char rdir[1024];
     if (out) snprintf(rdir, sizeof rdir, "%s/renders", out);
     if (st == SPLAT_OK && out && (!make_dir(out) || !make_dir(rdir))) st = SPLAT_ERR_IO;
-    /* evaluate at the end of the schedule: full SH degree */
+    /* a loaded scene is evaluated with every SH degree it has */
     if (st == SPLAT_OK) st = splat_trainer_eval(t, out ? rdir : NULL, &ev, &err);
     if (st == SPLAT_OK) {
         printf("%u views: PSNR %.3f  SSIM %.4f  L1 %.4f\n", ev.n_views, ev.psnr, ev.ssim, ev.l1);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/params.h"
 #include "splatc.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -66,6 +67,27 @@ double splat__rng_normal(splat_rng *rng);
 /* IEEE half precision, round to nearest even (overflow to infinity, NaN kept). */
 uint16_t splat__f32_to_f16(float f);
 float splat__f16_to_f32(uint16_t h);
+
+/* A parameter group of core/params.h, as C code reads it. */
+typedef struct splat_group_info {
+    const char *name;
+    uint32_t width, head;
+    double lr_head, lr_rest;
+    uint32_t flags;
+    size_t scene_member;     /* offsetof(splat_scene, <name>) */
+} splat_group_info;
+
+extern const splat_group_info splat__groups[SPLAT_GROUP_COUNT];
+
+/* Group g's array of a host scene: [capacity, width]. */
+static inline float **splat__scene_group(splat_scene *s, uint32_t g)
+{
+    return (float **)((char *)s + splat__groups[g].scene_member);
+}
+static inline const float *splat__scene_group_c(const splat_scene *s, uint32_t g)
+{
+    return *(float *const *)((const char *)s + splat__groups[g].scene_member);
+}
 
 /* Host scenes (splat_scene of include/splatc.h): allocation, growth keeping rows [0, count), freeing. */
 splat_status splat__scene_init(splat_scene *scene, uint32_t capacity, splat_error *err);

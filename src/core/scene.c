@@ -1,21 +1,31 @@
+/* core: the parameter groups as C data, and host scenes allocated group by group. */
+#include <stddef.h>
+
 #include "core/core.h"
+
+#define GROUP_INFO(i, n, N, w, h, a, b, f) [i] = {#n, w, h, a, b, f, offsetof(splat_scene, n)},
+const splat_group_info splat__groups[SPLAT_GROUP_COUNT] = {SPLAT_PARAM_GROUPS(GROUP_INFO)};
+#undef GROUP_INFO
+
+#define ONE(i, n, N, w, h, a, b, f) +1
+#define WIDTH(i, n, N, w, h, a, b, f) +w
+_Static_assert((0 SPLAT_PARAM_GROUPS(ONE)) == SPLAT_GROUP_COUNT, "SPLAT_GROUP_COUNT is the number of rows");
+_Static_assert((0 SPLAT_PARAM_GROUPS(WIDTH)) == SPLAT_PARAM_FLOATS, "SPLAT_PARAM_FLOATS is the sum of the widths");
+#undef ONE
+#undef WIDTH
 
 static splat_status scene_alloc(splat_scene *s, uint32_t capacity, splat_error *err)
 {
     size_t n = capacity ? capacity : 1;
-    float *means = splat__realloc(s->means, n * 3 * sizeof(float));
-    if (means) s->means = means;
-    float *log_scales = splat__realloc(s->log_scales, n * 3 * sizeof(float));
-    if (log_scales) s->log_scales = log_scales;
-    float *quats = splat__realloc(s->quats, n * 4 * sizeof(float));
-    if (quats) s->quats = quats;
-    float *opacities = splat__realloc(s->opacities, n * sizeof(float));
-    if (opacities) s->opacities = opacities;
-    float *sh = splat__realloc(s->sh, n * SPLAT_SH_COEFFS * 3 * sizeof(float));
-    if (sh) s->sh = sh;
-    if (!means || !log_scales || !quats || !opacities || !sh)
-        return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "scene: out of host memory for %u Gaussians",
-                           capacity);
+    bool ok = true;
+    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
+        float **a = splat__scene_group(s, g);
+        float *p = splat__realloc(*a, n * splat__groups[g].width * sizeof(float));
+        if (p) *a = p;
+        ok &= p != NULL;
+    }
+    if (!ok)
+        return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "scene: out of host memory for %u Gaussians", capacity);
     s->capacity = capacity;
     return SPLAT_OK;
 }
@@ -39,10 +49,6 @@ splat_status splat__scene_reserve(splat_scene *scene, uint32_t capacity, splat_e
 void splat__scene_free(splat_scene *scene)
 {
     if (!scene) return;
-    splat__free(scene->means);
-    splat__free(scene->log_scales);
-    splat__free(scene->quats);
-    splat__free(scene->opacities);
-    splat__free(scene->sh);
+    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) splat__free(*splat__scene_group(scene, g));
     memset(scene, 0, sizeof *scene);
 }

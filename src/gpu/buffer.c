@@ -83,6 +83,13 @@ splat_status splat__buf_init(splat_gpu *g, splat_buf *b, const char *name, VkDev
     return SPLAT_OK;
 }
 
+splat_status splat__bufs_init(splat_gpu *g, const splat_buf_spec *specs, size_t n, splat_error *err)
+{
+    splat_status st = SPLAT_OK;
+    for (size_t k = 0; k < n && st == SPLAT_OK; k++) st = splat__buf_init(g, specs[k].buf, specs[k].name, specs[k].size, specs[k].kind, err);
+    return st;
+}
+
 void splat__buf_free(splat_gpu *g, splat_buf *b)
 {
     if (!b || !g) return;

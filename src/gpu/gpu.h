@@ -96,6 +96,16 @@ typedef struct splat_buf {
 splat_status splat__buf_init(splat_gpu *g, splat_buf *b, const char *name, VkDeviceSize size, splat_mem kind,
                              splat_error *err);
 void splat__buf_free(splat_gpu *g, splat_buf *b);
+/* A set of buffers allocated together, in order, stopping at the first failure (the caller frees
+ * the set: splat__buf_free does nothing to a buffer never allocated). */
+typedef struct splat_buf_spec {
+    splat_buf *buf;
+    const char *name;
+    VkDeviceSize size;
+    splat_mem kind;
+} splat_buf_spec;
+
+splat_status splat__bufs_init(splat_gpu *g, const splat_buf_spec *specs, size_t n, splat_error *err);
 /* Immediate host<->buffer copies: in place when mapped, else through a staging buffer and a
  * wait. For setup and tests, never inside the training loop. */
 splat_status splat__buf_upload(splat_gpu *g, splat_buf *b, VkDeviceSize offset, const void *data,

@@ -172,6 +172,7 @@ splat_status splat__ref_render(const splat_scene *scene, const splat_camera *cam
 typedef struct upstream {
     const float *rgb_f, *alpha_f;
     const double *rgb_d, *alpha_d;
+    bool absolute;           /* accumulate |term| for every term (splat__ref_backward_scale) */
 } upstream;
 
 static double up_rgb(const upstream *u, size_t k) { return u->rgb_f ? u->rgb_f[k] : u->rgb_d ? u->rgb_d[k] : 0; }
@@ -211,6 +212,8 @@ static void raster_backward(const splat_camera *cam, const splat_ref_settings *s
                 d_rgb[ch] = up_rgb(up, pix * 3 + ch);
                 S[ch] = T_final * set->background[ch];
             }
+            /* |x| when accumulating the scale of the sums rather than the sums */
+#define TERM(x) (up->absolute ? fabs(x) : (x))
             for (uint32_t k = end + 1; k-- > 0;) {
                 uint32_t i = ids[k];
                 const splat_ref_proj *p = &proj[i];
@@ -224,10 +227,11 @@ static void raster_backward(const splat_camera *cam, const splat_ref_settings *s
                 if (alpha < SPLAT_REF_ALPHA_MIN) continue;
                 double one_minus = 1 - alpha;
                 T /= one_minus;
-                double d_alpha = d_a * T_final / one_minus;
+                double d_alpha = TERM(d_a * T_final / one_minus);
                 for (int ch = 0; ch < 3; ch++) {
-                    g->color[(size_t)i * 3 + ch] += d_rgb[ch] * alpha * T;
-                    d_alpha += d_rgb[ch] * (p->color[ch] * T - S[ch] / one_minus);
+                    g->color[(size_t)i * 3 + ch] += TERM(d_rgb[ch] * alpha * T);
+                    d_alpha += up->absolute ? fabs(d_rgb[ch]) * (fabs(p->color[ch] * T) + fabs(S[ch] / one_minus))
+                                            : d_rgb[ch] * (p->color[ch] * T - S[ch] / one_minus);
                     S[ch] += p->color[ch] * alpha * T;
                 }
                 /* Where the clamp at ALPHA_MAX holds, alpha does not depend on opacity or sigma
@@ -236,12 +240,15 @@ static void raster_backward(const splat_camera *cam, const splat_ref_settings *s
                 g->alpha[i] += d_alpha * e;
                 double d_sigma = -d_alpha * alpha;
                 const double *q = p->conic;
-                g->conic[(size_t)i * 3 + 0] += d_sigma * 0.5 * dx * dx;
-                g->conic[(size_t)i * 3 + 1] += d_sigma * dx * dy;
-                g->conic[(size_t)i * 3 + 2] += d_sigma * 0.5 * dy * dy;
-                g->mean2d[(size_t)i * 2 + 0] += d_sigma * (q[0] * dx + q[1] * dy);
-                g->mean2d[(size_t)i * 2 + 1] += d_sigma * (q[1] * dx + q[2] * dy);
+                g->conic[(size_t)i * 3 + 0] += TERM(d_sigma * 0.5 * dx * dx);
+                g->conic[(size_t)i * 3 + 1] += TERM(d_sigma * dx * dy);
+                g->conic[(size_t)i * 3 + 2] += TERM(d_sigma * 0.5 * dy * dy);
+                g->mean2d[(size_t)i * 2 + 0] += up->absolute ? fabs(d_sigma) * (fabs(q[0] * dx) + fabs(q[1] * dy))
+                                                             : d_sigma * (q[0] * dx + q[1] * dy);
+                g->mean2d[(size_t)i * 2 + 1] += up->absolute ? fabs(d_sigma) * (fabs(q[1] * dx) + fabs(q[2] * dy))
+                                                             : d_sigma * (q[1] * dx + q[2] * dy);
             }
+#undef TERM
             /* Dividing back through every blended step must return to T = 1. */
             SPLAT_ASSERT(fabs(T - 1) < 1e-6);
         }
@@ -268,6 +275,10 @@ static void backward(const source *src, uint32_t count, const splat_camera *cam,
         else splat__ref_load_params(src->params, i, &gs);
         splat__ref_project_vjp(&gs, &c, set->sh_degree, g->mean2d + (size_t)i * 2, g->conic + (size_t)i * 3,
                                g->color + (size_t)i * 3, g->alpha[i], &d);
+        if (up->absolute) {
+            double *all = (double *)&d;
+            for (size_t k = 0; k < sizeof d / sizeof(double); k++) all[k] = fabs(all[k]);
+        }
         memcpy(g->means + (size_t)i * 3, d.mean, sizeof d.mean);
         memcpy(g->log_scales + (size_t)i * 3, d.log_scale, sizeof d.log_scale);
         memcpy(g->quats + (size_t)i * 4, d.quat, sizeof d.quat);
@@ -281,8 +292,17 @@ void splat__ref_backward(const splat_scene *scene, const splat_camera *cam, cons
                         const float *d_rgb, const float *d_alpha, splat_ref_grads *grads)
 {
     source src = {scene, NULL};
-    upstream up = {d_rgb, d_alpha, NULL, NULL};
+    upstream up = {d_rgb, d_alpha, NULL, NULL, false};
     backward(&src, scene->count, cam, set, proj, lists, img, &up, grads);
+}
+
+void splat__ref_backward_scale(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
+                               const splat_ref_proj *proj, const splat_ref_lists *lists, const splat_ref_image *img,
+                               const float *d_rgb, const float *d_alpha, splat_ref_grads *scale)
+{
+    source src = {scene, NULL};
+    upstream up = {d_rgb, d_alpha, NULL, NULL, true};
+    backward(&src, scene->count, cam, set, proj, lists, img, &up, scale);
 }
 
 void splat__ref_backward_params(const splat_ref_params *params, const splat_camera *cam,
@@ -291,6 +311,6 @@ void splat__ref_backward_params(const splat_ref_params *params, const splat_came
                                const double *d_rgb, const double *d_alpha, splat_ref_grads *grads)
 {
     source src = {NULL, params};
-    upstream up = {NULL, NULL, d_rgb, d_alpha};
+    upstream up = {NULL, NULL, d_rgb, d_alpha, false};
     backward(&src, params->count, cam, set, proj, lists, img, &up, grads);
 }

@@ -156,6 +156,15 @@ void splat__ref_grads_free(splat_ref_grads *g);
 void splat__ref_backward(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
                         const splat_ref_proj *proj, const splat_ref_lists *lists, const splat_ref_image *img,
                         const float *d_rgb, const float *d_alpha, splat_ref_grads *grads);
+/* The scale of float rounding in each gradient splat__ref_backward returns: the same walk with
+ * every per-pixel term, and every term of a pixel's dL/dalpha_i, taken by absolute value before
+ * it is summed, then mapped to the parameters by the same chain rule and taken by absolute
+ * value. A gradient that is a sum over many pixels that nearly cancels has a scale much larger
+ * than itself, and a float32 sum of it an error relative to the scale, not to the sum. (The
+ * chain rule keeps its signs, so this is a scale, not a bound.) */
+void splat__ref_backward_scale(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
+                               const splat_ref_proj *proj, const splat_ref_lists *lists, const splat_ref_image *img,
+                               const float *d_rgb, const float *d_alpha, splat_ref_grads *scale);
 /* splat__ref_backward from double parameters and double upstream gradients. */
 void splat__ref_backward_params(const splat_ref_params *params, const splat_camera *cam,
                                const splat_ref_settings *set, const splat_ref_proj *proj,

@@ -1,12 +1,27 @@
 /* render: the differentiable rasterizer on the GPU (docs/RASTER.md is the function).
  *
- * Forward: project -> scan -> isect setup -> isect (keys) -> sort -> ranges -> rasterize.
- * Backward: rasterize_bwd -> project_bwd. Each stage is a shader of the same name
- * (shaders/<stage>_fwd.comp, _bwd.comp); everything is recorded into a splat_cmd, so a whole
- * iteration can be recorded once and replayed. The host never reads a count in between: the
- * intersection count drives later stages by indirect dispatch, and an overflow of the
- * intersection buffers is flagged in the counters for the host to see when it retires the
- * submission (splat__render_check). */
+ * A stage per file, each with a recording function splat__<stage>_record that records its
+ * dispatches into a splat_cmd, a shader of the same name, and binding slots named in
+ * shaders/render_types.h. In pipeline order:
+ *
+ *   project.c     project_fwd: preprocess, one thread per Gaussian (SH colour fused in)
+ *   (sort layer)  scan of tiles touched -> each Gaussian's first tile-list entry
+ *   isect.c       isect_setup, isect_fwd: the key and value of every tile intersection
+ *   (sort layer)  radix sort of the intersections by (tile, depth)
+ *   ranges.c      ranges_fwd: each tile's run in the sorted list
+ *   rasterize.c   rasterize_fwd; backward: rasterize_bwd
+ *   project.c     backward: project_bwd, the chain rule to the parameters
+ *
+ * render.c strings them together (splat__render_fwd / _bwd), checks a finished render and holds
+ * the one overflow-retry path. scene_gpu.c keeps Gaussians on the GPU, a buffer per parameter
+ * group of core/params.h; renderer.c the pipelines and per-render buffers; frame.c turns render
+ * options and a camera into the frame every stage reads.
+ *
+ * The host never reads a count in between: the intersection count drives later stages by
+ * indirect dispatch, and an overflow of the intersection buffers is flagged in the counters,
+ * for the host to see when it retires the submission. Recording only: submitting and waiting
+ * belong to the caller's stream, so a whole training iteration can be recorded once and
+ * replayed. The backward is deterministic (no atomics): the same inputs give the same bits. */
 #ifndef SPLAT_RENDER_H
 #define SPLAT_RENDER_H
 
@@ -19,37 +34,39 @@ _Static_assert(sizeof(splat_frame) == 116, "frame layout");
 _Static_assert(sizeof(splat_counters) == 32, "counters layout");
 _Static_assert(sizeof(splat_render_push) == 16, "push layout");
 
-/* Rendering options. All-zero: SH degree 0, black background, no per-tile cap. */
-typedef struct splat_render_opts {
-    uint32_t sh_degree;                /* active SH degree 0..3 */
-    float background[3];
-    uint32_t max_gaussians_per_tile;   /* 0 = unlimited */
-} splat_render_opts;
+/* ------------------------------------------------------------------ scenes on the GPU */
 
-/* Gaussian parameters on the GPU, structure of arrays with room for `capacity` rows. The
- * gradients of a scene have the same shape, so they use this type too. */
+/* Gaussians on the GPU: a buffer of `rows` x width floats per parameter group (core/params.h),
+ * reachable by index (group[SPLAT_GROUP_MEANS]) or by name (means). The gradients of a scene
+ * have the same shape, and Adam's moments too with two rows per Gaussian, so they use this
+ * type as well. */
+#define SPLAT__GROUP_BUF(i, name, N, w, h, a, b, f) splat_buf name;
 typedef struct splat_scene_gpu {
-    uint32_t count, capacity;
-    bool sh_half;           /* SH stored as half floats (rendering; training keeps float) */
-    splat_buf means;        /* [cap,3] */
-    splat_buf log_scales;   /* [cap,3] */
-    splat_buf quats;        /* [cap,4] */
-    splat_buf opacities;    /* [cap] */
-    splat_buf sh;           /* [cap,16,3] float, or half floats with sh_half */
+    uint32_t count, capacity; /* rows in use, rows held */
+    bool sh_half;             /* the SH group stored as half floats (rendering; training keeps float) */
+    union {
+        splat_buf group[SPLAT_GROUP_COUNT];
+        struct {
+            SPLAT_PARAM_GROUPS(SPLAT__GROUP_BUF)
+        };
+    };
 } splat_scene_gpu;
+#undef SPLAT__GROUP_BUF
 
-splat_status splat__scene_gpu_init(splat_gpu *g, splat_scene_gpu *s, const char *name, uint32_t capacity,
+/* Allocates `rows` rows of every group, labelled "<name>.<group>". sh_half: the SH group as half
+ * floats (uploads and downloads convert). */
+splat_status splat__scene_gpu_init(splat_gpu *g, splat_scene_gpu *s, const char *name, uint32_t rows, bool sh_half,
                                    splat_error *err);
-/* The same, choosing the SH storage; uploads and downloads convert. */
-splat_status splat__scene_gpu_init_sh(splat_gpu *g, splat_scene_gpu *s, const char *name, uint32_t capacity, bool sh_half,
-                                      splat_error *err);
 void splat__scene_gpu_free(splat_gpu *g, splat_scene_gpu *s);
 /* Immediate copies of rows [0, count) (setup and tests; never in the loop). */
 splat_status splat__scene_gpu_upload(splat_gpu *g, splat_scene_gpu *dst, const splat_scene *src, splat_error *err);
 splat_status splat__scene_gpu_download(splat_gpu *g, const splat_scene_gpu *src, splat_scene *dst, splat_error *err);
+/* Records the zeroing of every row of every group. */
+void splat__scene_gpu_zero(splat_cmd *c, const splat_scene_gpu *s);
 
-/* Pipelines of every render stage, and the sorter they use. The backward is deterministic:
- * no atomics anywhere, so the same inputs give the same bits on the same device. */
+/* ------------------------------------------------------------------ renderer and buffers */
+
+/* Pipelines of every render stage, and the sorter they use. */
 typedef struct splat_renderer {
     splat_gpu *gpu;
     splat_sorter sorter;
@@ -88,21 +105,55 @@ typedef struct splat_render_bufs {
     splat_buf readback;     /* host-visible copy of the counters (discrete GPUs) */
 } splat_render_bufs;
 
+/* isect_capacity 0: a small start (it grows on demand). */
 splat_status splat__render_bufs_init(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t capacity,
                                      uint32_t isect_capacity, uint32_t max_w, uint32_t max_h, splat_error *err);
 void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b);
+/* Grows the intersection buffers to hold at least `needed` (with headroom); SPLAT_ERR_LIMIT when
+ * that is more than one storage binding holds. Recordings that bound the old buffers must be
+ * recorded again. */
+splat_status splat__render_bufs_grow_isect(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t needed,
+                                           splat_error *err);
 
-/* The frame a render uses, as the GPU reads it. */
-void splat__frame_make(splat_frame *f, const splat_camera *cam, const splat_render_opts *opts, uint32_t n_gaussians);
+/* The push constants every stage gets: capacities and the sort's key width. */
+splat_render_push splat__render_push(const splat_render_bufs *b);
+
+/* -------------------------------------------------------------------------- frames */
+
+/* The SH degree a render desc asks for. The desc must be resolved (api/options.c): sh_degree is
+ * SPLAT_SH_DEGREE_0, 1, 2 or 3. */
+uint32_t splat__sh_degree(const splat_render_desc *desc);
+/* The frame a render reads, from a camera and resolved render options: the one place where a
+ * render option becomes what the shaders see (training writes it into its ring slots, and
+ * frame_setup adds the camera on the GPU). */
+void splat__frame_make(splat_frame *f, const splat_camera *cam, const splat_render_desc *desc, uint32_t n_gaussians);
 /* Records the write of the frame (immediate mode; training writes it on the GPU). */
 void splat__render_set_frame(splat_cmd *c, splat_render_bufs *b, const splat_frame *f);
+
+/* ------------------------------------------------------------------------- stages */
+
+/* Every stage reads the frame from b->frame and records no barrier of its own: the pipeline
+ * (render.c) puts one between stages. n: Gaussians, rows [0, n) of `scene`. */
+void splat__project_fwd_record(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene,
+                               splat_render_bufs *b, uint32_t n);
+/* isect_setup (the count the sort and the indirect dispatches use), then isect_fwd. */
+void splat__isect_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b, uint32_t n);
+void splat__ranges_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
+void splat__rasterize_fwd_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
+/* Reads b->grad_img; writes each intersection's partial gradient. */
+void splat__rasterize_bwd_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
+/* Writes every row [0, n) of `grads`. With `stats`, also accumulates the densification
+ * statistics into b->stats, unless b->gate is nonzero. */
+void splat__project_bwd_record(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene,
+                               splat_render_bufs *b, uint32_t n, const splat_scene_gpu *grads, bool stats);
+
+/* ---------------------------------------------------------------------- pipeline */
 
 /* Records the forward of `n` Gaussians. The frame must already be in b->frame. The counters
  * land in b->readback too, so the host can check them in place after the submission. */
 void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene, splat_render_bufs *b,
                        uint32_t n);
-/* Records the backward: reads b->grad_img, writes every row [0, n) of `grads`. With `stats`,
- * also accumulates densification statistics into b->stats, unless b->gate is nonzero. */
+/* Records the backward of the forward before it (see the stages above). */
 void splat__render_bwd(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene, splat_render_bufs *b,
                        uint32_t n, const splat_scene_gpu *grads, bool stats);
 
@@ -110,18 +161,29 @@ void splat__render_bwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
  * parameters; *overflow set (and *needed the intersection count) when the intersection
  * buffers were too small, in which case the render must be grown and run again. */
 splat_status splat__render_check(splat_gpu *g, splat_render_bufs *b, bool *overflow, uint32_t *needed, splat_error *err);
-/* Grows the intersection buffers to hold at least `needed` (with headroom). */
-splat_status splat__render_bufs_grow_isect(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t needed,
-                                           splat_error *err);
 
 /* How many Gaussians got a non-finite gradient (withheld from the optimizer) so far, and a
  * description of the first. */
 uint32_t splat__render_debug(splat_gpu *g, splat_render_bufs *b, char *msg, size_t size);
 
-/* Immediate mode: renders one image through the stream (adaptive commits) and waits; grows and
- * re-renders on overflow. The image is in b->out_rgbt etc. when it returns. */
+/* The overflow-retry path of every render that waits for its result: records the work through
+ * `record`, submits and waits, checks the counters, and after an overflow grows the
+ * intersection buffers, calls `regrown` (to re-record whatever else bound them; may be NULL) and
+ * runs the work again. Training's ring, which does not wait, grows the same way
+ * (splat__render_bufs_grow_isect) when it retires an overflowed iteration. */
+typedef struct splat_render_job {
+    void (*record)(splat_cmd *c, void *user);
+    splat_status (*regrown)(void *user, splat_error *err);
+    void *user;
+} splat_render_job;
+
+splat_status splat__render_run(splat_stream *s, const splat_renderer *r, splat_render_bufs *b,
+                               const splat_render_job *job, splat_error *err);
+
+/* Immediate mode: renders one image through the stream (adaptive commits) and waits. The image is
+ * in b->out_rgbt etc. when it returns. desc must be resolved. */
 splat_status splat__render_image(splat_stream *s, const splat_renderer *r, const splat_scene_gpu *scene,
-                                 splat_render_bufs *b, const splat_camera *cam, const splat_render_opts *opts,
+                                 splat_render_bufs *b, const splat_camera *cam, const splat_render_desc *desc,
                                  splat_error *err);
 
 #endif

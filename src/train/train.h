@@ -1,138 +1,223 @@
 /* train: the training loop on the GPU (docs/TRAIN.md is the step).
  *
  * Each iteration is one pre-recorded command buffer, replayed: frame_setup -> render forward ->
- * loss_fwd -> loss_bwd -> loss_reduce -> render backward -> adam. What changes per iteration
- * (view, step, learning rates, background) is written by the host into a ring slot before the
- * slot's command buffer is submitted; SPLAT_TRAIN_RING iterations are in flight and the host
- * reads an iteration's report only when it retires it, so no iteration waits for the host.
- * The host waits only at densification (to learn the new count), evaluation and checkpoints. */
+ * loss -> render backward -> adam. What changes per iteration (view, step, learning rates,
+ * background) is written by the host into a ring slot before the slot's command buffer is
+ * submitted; SPLAT_TRAIN_RING iterations are in flight and the host reads an iteration's report
+ * only when it retires it, so no iteration waits for the host. The host waits only when the
+ * densification strategy asks for host work, at evaluation and at checkpoints.
+ *
+ * The trainer is given what it runs on (splat_train_env) and a resolved splat_train_desc (every
+ * default filled in by the API layer). Its parts, a file each:
+ *
+ *   trainer.c           set-up and tear-down, wiring the parts below
+ *   images.c            the image store: training images resident in one device buffer, or
+ *                       streamed from host memory through the ring slots
+ *   model.c             the parameters, gradients and Adam moments (a splat_scene_gpu each, so
+ *                       everything loops over the groups of core/params.h): setting a scene,
+ *                       making room after the strategy changed the count, the non-finite report
+ *   checkpoint.c        the model out (the scene, checkpoints) and back in (resume)
+ *   schedule.c          what each step uses: its view, learning rates, SH degree, background
+ *   ring.c              the iterations in flight: recording, submitting, retiring, the one
+ *                       overflow recovery, the loop and its strategy hook
+ *   eval.c              evaluation of held-out views through the render retry path
+ *   strategy.h          the densification interface; strategy_default.c is gsplat's default
+ *   init.c              the initial Gaussians
+ *   frame_setup.c, loss.c, adam.c   the training stages, with their recording functions
+ */
 #ifndef SPLAT_TRAIN_H
 #define SPLAT_TRAIN_H
 
-#include "api/ctx.h"
 #include "io/io.h"
 #include "render/render.h"
 #include "train_types.h"
 
 _Static_assert(sizeof(splat_train_view) == 80, "view layout");
-_Static_assert(sizeof(splat_train_slot) == 72, "slot layout");
+_Static_assert(sizeof(splat_train_slot) == 136 + 8 * SPLAT_GROUP_COUNT, "slot layout");
 _Static_assert(sizeof(splat_train_report) == 64, "report layout");
 _Static_assert(sizeof(splat_train_push) == 32, "push layout");
 
 #define SPLAT_TRAIN_RING 3
 
-/* Pipelines of the training kernels. */
+/* What the trainer runs on; it owns none of it. */
+typedef struct splat_train_env {
+    splat_gpu *gpu;
+    splat_stream *stream;
+    const splat_renderer *renderer;
+} splat_train_env;
+
+/* ------------------------------------------------------------------ stages */
+
+/* Pipelines of the training stages (a strategy keeps its own). */
 typedef struct splat_train_pipes {
     splat_pipe frame_setup, loss_fwd, loss_bwd, loss_reduce, adam;
-    splat_pipe densify_mark, densify_apply, opacity_reset;
 } splat_train_pipes;
 
 splat_status splat__train_pipes_init(splat_gpu *g, splat_train_pipes *p, splat_error *err);
 void splat__train_pipes_free(splat_gpu *g, splat_train_pipes *p);
 
-/* Densification scratch: per-Gaussian decisions and their scans. */
-typedef struct splat_densify_bufs {
-    uint32_t capacity;
-    splat_buf keep, clone, split;             /* [cap] */
-    splat_buf off_keep, off_clone, off_split; /* [cap] exclusive scans */
-    splat_buf tot_keep, tot_clone, tot_split; /* uint each (separate: views must be aligned) */
-    splat_buf totals;                          /* 3 uint for densify_apply */
-    splat_buf info;                            /* clone and split decisions before pruning */
-    splat_buf scan_scratch;
-    splat_buf readback;                        /* totals + info, host-visible */
-} splat_densify_bufs;
+/* frame_setup.c: the frame of ring slot `slot` (its template, plus the camera of its view). */
+void splat__frame_setup_record(splat_cmd *c, const splat_train_pipes *p, splat_view slots, splat_view views,
+                               splat_view frame, uint32_t slot);
 
-struct splat_trainer {
-    splat_ctx *ctx;
-    splat_gpu *g;
-    splat_train_desc desc;
-    char *data_path;
-    splat_dataset ds;
-    uint32_t *train_views, n_train;          /* indices into ds.views */
-    uint32_t *test_views, n_test;
-    double scene_scale;
-    uint32_t steps, step, sh_max;
-    uint32_t refine_start, refine_every, refine_stop, reset_every;
-    float background[3];
-    uint32_t max_w, max_h;
+/* loss.c: L1 + D-SSIM of a render against its ground truth, its gradient, and the report. */
+typedef struct splat_loss_args {
+    splat_view frame;        /* splat_frame: the image size and background */
+    splat_view slots;        /* [ring] splat_train_slot: the view and the image offset */
+    splat_view views;        /* [views] splat_train_view */
+    splat_view pixels;       /* packed RGBA8 ground truth */
+    splat_view render;       /* [H,W,4] the render (out_rgbt) */
+    splat_view maps;         /* [H,W,3] vec4 scratch: the SSIM derivative maps */
+    splat_view parts;        /* [groups] vec4 scratch: per-workgroup sums */
+    splat_view grad;         /* [H,W,4] dL/d(render), written when `backward` */
+    splat_view counters;     /* splat_counters of the render (its overflow closes the gate) */
+    splat_view gate;         /* uint: set on overflow */
+    splat_view report;       /* splat_train_report */
+    uint32_t slot;
+    uint32_t width, height;  /* the dispatch covers the largest image */
+    bool backward;
+} splat_loss_args;
 
-    /* images: resident in one device buffer, or streamed through per-slot host-visible buffers */
+void splat__loss_record(splat_cmd *c, const splat_train_pipes *p, const splat_loss_args *a);
+/* Workgroups of the loss for an image of width x height (the parts array holds one each). */
+uint32_t splat__loss_groups(uint32_t width, uint32_t height);
+/* PSNR from a report's squared-error sum over `values` pixel channels (99 for a zero error). */
+double splat__psnr(double sq_sum, double values);
+
+/* adam.c: one Adam step of every parameter group, one thread per parameter element. */
+typedef struct splat_adam_args {
+    splat_view slots;        /* [ring] splat_train_slot: learning rates, bias corrections, degree, count */
+    splat_view gate;         /* uint: nonzero leaves everything untouched */
+    const splat_scene_gpu *params, *grads, *moments;
+    uint32_t slot, n;        /* n: the Gaussians of the dispatch (the slot's count, or more) */
+} splat_adam_args;
+
+void splat__adam_record(splat_cmd *c, const splat_train_pipes *p, const splat_adam_args *a);
+
+/* ------------------------------------------------------------------ parts */
+
+/* images.c */
+typedef struct splat_image_store {
     bool streamed;
-    splat_image *host_images;                 /* [ds.n_views] (streamed mode keeps them; else only test views) */
-    splat_buf views;                          /* [ds.n_views] splat_train_view */
+    splat_image *host;                        /* [views] (streamed mode keeps every training image) */
+    splat_buf views;                          /* [views] splat_train_view */
     splat_buf images;                         /* resident: packed RGBA8 of the training views */
     splat_buf slot_images[SPLAT_TRAIN_RING + 1]; /* streamed (and evaluation): one view's pixels */
-    splat_buf slots;                          /* [RING+1] splat_train_slot, host-written */
-    splat_buf reports;                        /* [RING+1] splat_train_report, host-read */
-    uint64_t report_stride;
+    uint32_t n_views;
+} splat_image_store;
 
-    /* the Gaussians */
-    uint32_t count;
+/* Loads the training views' images and uploads the view table; resident when they fit one binding
+ * and a third of the device, or else (or with `stream`) streamed. */
+splat_status splat__images_init(splat_gpu *g, splat_image_store *s, const splat_dataset *ds, const uint32_t *train_views,
+                                uint32_t n_train, uint32_t max_w, uint32_t max_h, bool stream, splat_error *err);
+void splat__images_free(splat_gpu *g, splat_image_store *s);
+/* A view's image from disk, downsampled as its view says and checked against its camera. */
+splat_status splat__images_load(const splat_dataset *ds, uint32_t v, splat_image *out, splat_error *err);
+/* Where ring slot `slot` finds its ground truth, and (streamed) putting view v's pixels there. */
+const splat_buf *splat__images_pixels(const splat_image_store *s, uint32_t slot);
+void splat__images_stage(splat_image_store *s, uint32_t slot, uint32_t view);
+
+/* model.c: what the optimizer owns. */
+typedef struct splat_model {
+    uint32_t count;                           /* Gaussians */
     splat_scene_gpu params, grads;
-    splat_scene_gpu moments;                  /* Adam m and v: the scene layout with 2 rows per Gaussian */
-    splat_render_bufs rb;
-    splat_buf maps;                           /* [H,W,3] vec4: SSIM derivative maps */
-    splat_buf parts;                          /* [loss groups] vec4 */
-    uint32_t loss_groups_x, loss_groups_y;
-    splat_densify_bufs dens;
+    splat_scene_gpu moments;                  /* Adam m and v: two rows per Gaussian */
+} splat_model;
 
-    splat_train_pipes pipes;
-    splat_rec rec[SPLAT_TRAIN_RING];
-    bool recorded;
-    uint64_t inflight[SPLAT_TRAIN_RING];      /* submission value of each slot's iteration, 0 none */
-    uint32_t inflight_step[SPLAT_TRAIN_RING];
+/* strategy.h */
+typedef struct splat_strategy_state splat_strategy_state;
+typedef struct splat_strategy_ops splat_strategy_ops;
 
-    /* profiling: per-slot timestamps, summed per stage label */
+typedef struct splat_trainer_prof {
     splat_prof prof[SPLAT_TRAIN_RING];
-    bool profiling;
+    bool on;
     const char *stage_name[SPLAT_PROF_MAX];
     double stage_ms[SPLAT_PROF_MAX];
     uint32_t n_stages, n_profiled;
+} splat_trainer_prof;
 
-    /* progress */
+/* ring.c: the iterations in flight. */
+typedef struct splat_ring {
+    splat_rec rec[SPLAT_TRAIN_RING];
+    bool recorded;
+    uint64_t inflight[SPLAT_TRAIN_RING];      /* submission value of each slot's iteration, 0 none */
+    splat_buf slots;                          /* [RING+1] splat_train_slot, host-written (the last: evaluation) */
+    splat_buf reports;                        /* [RING+1] splat_train_report, host-read */
+    uint64_t report_stride;
+} splat_ring;
+
+struct splat_trainer {
+    splat_train_env env;
+    splat_train_desc desc;                    /* resolved */
+    splat_dataset ds;
+    uint32_t *train_views, n_train;           /* indices into ds.views */
+    uint32_t *test_views, n_test;
+    double scene_scale;
+    uint32_t steps, step, sh_max;
+    float background[3];                      /* the resolved background (AUTO and evaluation) */
+    uint32_t max_w, max_h;
+
+    splat_image_store images;
+    splat_model model;
+    splat_render_bufs rb;
+    splat_buf maps, parts;                    /* loss scratch */
+    splat_train_pipes pipes;
+    const splat_strategy_ops *strategy;
+    splat_strategy_state *strategy_state;
+    splat_ring ring;
+    splat_trainer_prof prof;
+
     splat_train_progress prog;
     double t_start, t_last_progress;
     uint32_t step_start;
-    uint32_t n_densify;
 };
 
-/* The order of training views is a fresh permutation every epoch, from the run's seed. */
+/* trainer.c */
+splat_status splat__trainer_init(splat_trainer **t, const splat_train_env *env, const splat_train_desc *desc,
+                                 splat_error *err);
+void splat__trainer_free(splat_trainer *t);
+uint32_t splat__trainer_profile(const splat_trainer *t, splat_stage_time *stages, uint32_t max);
+uint32_t splat__trainer_diagnostics(splat_trainer *t, char *msg, size_t size);
+
+/* model.c */
+/* Uploads `scene` as the parameters, with zero gradients, moments and statistics; sizes the
+ * render buffers for it. */
+splat_status splat__model_set(splat_trainer *t, const splat_scene *scene, splat_error *err);
+/* Makes room for the model's count in the per-Gaussian buffers that only need room (gradients,
+ * render buffers): after a strategy changed the count. */
+splat_status splat__model_fit(splat_trainer *t, splat_error *err);
+void splat__model_free(splat_gpu *g, splat_model *m);
+/* The first Gaussian whose parameters are not finite, with its moments, in an error for `step`. */
+splat_status splat__model_nonfinite(splat_trainer *t, uint32_t step, splat_error *err);
+
+/* checkpoint.c: each drains the ring first. */
+splat_status splat__train_scene(splat_trainer *t, splat_scene *scene, splat_error *err);
+splat_status splat__train_save(splat_trainer *t, const char *path, splat_error *err);
+splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error *err);
+
+/* schedule.c */
+/* The view of a step: a fresh permutation of the training views every epoch, from the run's
+ * seed, so any step's view can be recomputed (re-runs after an overflow, resumes). */
 uint32_t splat__train_view_of_step(const splat_trainer *t, uint32_t step);
+/* The SH degree training has reached at `step`. */
+uint32_t splat__train_degree(const splat_trainer *t, uint32_t step);
+/* Fills ring slot `s` for `step` rendering `view`: training (random background, learning rates)
+ * or evaluation (the resolved background, the degree reached). */
+void splat__train_fill_slot(const splat_trainer *t, splat_train_slot *s, uint32_t step, uint32_t view, bool training);
 
-/* One refine on the GPU (src/train/densify.c): decisions, scans, and the moves into new
- * parameter and moment arrays, which replace *params and *moments. Waits for the GPU once to
- * learn the new count. */
-typedef struct splat_densify_job {
-    splat_gpu *gpu;
-    splat_stream *stream;
-    const splat_sorter *sorter;
-    const splat_train_pipes *pipes;
-    splat_densify_bufs *bufs;         /* scratch, grown as needed */
-    splat_scene_gpu *params, *moments; /* replaced */
-    const splat_buf *stats;           /* [count,4] grad2d sum, count, .. */
-    uint32_t count;
-    uint32_t step, seed;              /* seed: the run's seed ^ step */
-    float scene_scale;
-    uint32_t prune_large_after;       /* the large-scale prune applies after this step (the reset period) */
-} splat_densify_job;
-
-typedef struct splat_densify_result {
-    uint32_t count;                   /* Gaussians after the refine */
-    uint32_t clones, splits, pruned;  /* decisions (pruned counts rows of the grown set) */
-} splat_densify_result;
-
-splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *res, splat_error *err);
-splat_status splat__densify(splat_trainer *t, uint32_t step, splat_error *err);
-splat_status splat__opacity_reset(splat_trainer *t, splat_error *err);
-void splat__densify_bufs_free(splat_gpu *g, splat_densify_bufs *d);
-
+/* ring.c */
 /* Records an iteration's kernels into `c` for ring slot `slot`: with backward (training) or
- * without (evaluation: forward and loss sums only). `pixels` is where the loss finds the
- * ground truth. */
-void splat__train_record(splat_trainer *t, splat_cmd *c, uint32_t slot, bool backward, const splat_buf *pixels);
+ * without (evaluation: forward and loss sums only). */
+void splat__train_record(splat_trainer *t, splat_cmd *c, uint32_t slot, bool backward);
 /* (Re-)records the ring's command buffers after buffers changed. */
 splat_status splat__train_rerecord(splat_trainer *t, splat_error *err);
+/* After the intersection buffers grew (an overflow): re-records the ring, reopens the update gate. */
+splat_status splat__train_regrown(splat_trainer *t, splat_error *err);
 /* Waits for every iteration in flight and processes its report, then for all other submitted work. */
 splat_status splat__train_drain(splat_trainer *t, splat_error *err);
+splat_status splat__train_run(splat_trainer *t, uint32_t until_step, splat_error *err);
+
+/* eval.c */
+splat_status splat__train_eval(splat_trainer *t, const char *render_dir, splat_eval_result *res, splat_error *err);
 
 #endif

@@ -1,0 +1,112 @@
+/* api: rendering, forward and backward, in immediate mode. */
+#include "api/api.h"
+
+splat_status splat_render(splat_ctx *ctx, const splat_scene *scene, const splat_camera *cams, uint32_t n,
+                          const splat_render_desc *desc, float **images, splat_error *err)
+{
+    for (uint32_t k = 0; k < n; k++) images[k] = NULL;
+    splat_render_desc rd;
+    splat_status st = splat__render_options(desc, scene->sh_degree, &rd, err);
+    if (st != SPLAT_OK) return st;
+    uint32_t max_w = 1, max_h = 1;
+    for (uint32_t k = 0; k < n; k++) {
+        if (cams[k].width == 0 || cams[k].height == 0 || cams[k].width > 16384 || cams[k].height > 16384)
+            return splat__fail(err, SPLAT_ERR_INVALID_ARG, "camera %u: size %ux%u (1..16384 each)", k, cams[k].width,
+                               cams[k].height);
+        max_w = SPLAT_MAX(max_w, cams[k].width);
+        max_h = SPLAT_MAX(max_h, cams[k].height);
+    }
+    const splat_renderer *r;
+    st = splat__ctx_renderer(ctx, &r, err);
+    if (st != SPLAT_OK) return st;
+    splat_gpu *g = ctx->gpu;
+    uint32_t cap = scene->count ? scene->count : 1;
+    splat_scene_gpu sg;
+    splat_render_bufs rb;
+    memset(&rb, 0, sizeof rb);
+    st = splat__scene_gpu_init(g, &sg, "scene", cap, rd.sh_half, err);
+    if (st != SPLAT_OK) return st;
+    st = splat__scene_gpu_upload(g, &sg, scene, err);
+    if (st == SPLAT_OK) st = splat__render_bufs_init(g, r, &rb, cap, cap * 8, max_w, max_h, err);
+    for (uint32_t k = 0; k < n && st == SPLAT_OK; k++) {
+        st = splat__render_image(&ctx->stream, r, &sg, &rb, &cams[k], &rd, err);
+        uint64_t px = (uint64_t)cams[k].width * cams[k].height;
+        float *rgbt = st == SPLAT_OK ? splat__malloc(px * 16) : NULL;
+        images[k] = st == SPLAT_OK ? splat__malloc(px * 12) : NULL;
+        if (st == SPLAT_OK && (!rgbt || !images[k]))
+            st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "render: out of host memory for a %ux%u image",
+                             cams[k].width, cams[k].height);
+        if (st == SPLAT_OK) st = splat__buf_download(g, &rb.out_rgbt, 0, rgbt, px * 16, err);
+        if (st == SPLAT_OK)
+            for (uint64_t p = 0; p < px; p++)
+                for (int c = 0; c < 3; c++) images[k][3 * p + c] = rgbt[4 * p + c];
+        splat__free(rgbt);
+    }
+    if (st != SPLAT_OK)
+        for (uint32_t k = 0; k < n; k++) {
+            splat__free(images[k]);
+            images[k] = NULL;
+        }
+    splat__render_bufs_free(g, &rb);
+    splat__scene_gpu_free(g, &sg);
+    return st;
+}
+
+splat_status splat_render_backward(splat_ctx *ctx, const splat_scene *scene, const splat_camera *cam,
+                                   const splat_render_desc *desc, const float *d_rgb, const float *d_alpha,
+                                   splat_scene *grads, float *image, float *alpha, splat_error *err)
+{
+    memset(grads, 0, sizeof *grads);
+    splat_render_desc rd;
+    splat_status st = splat__render_options(desc, scene->sh_degree, &rd, err);
+    if (st != SPLAT_OK) return st;
+    if (cam->width == 0 || cam->height == 0 || cam->width > 16384 || cam->height > 16384)
+        return splat__fail(err, SPLAT_ERR_INVALID_ARG, "camera size %ux%u (1..16384 each)", cam->width, cam->height);
+    const splat_renderer *r;
+    st = splat__ctx_renderer(ctx, &r, err);
+    if (st != SPLAT_OK) return st;
+    splat_gpu *g = ctx->gpu;
+    uint32_t cap = scene->count ? scene->count : 1;
+    uint64_t px = (uint64_t)cam->width * cam->height;
+    splat_scene_gpu sg, gg;
+    splat_render_bufs rb;
+    memset(&sg, 0, sizeof sg);
+    memset(&gg, 0, sizeof gg);
+    memset(&rb, 0, sizeof rb);
+    float *buf = splat__malloc(px * 16);
+    if (!buf) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "render: out of host memory");
+    st = splat__scene_gpu_init(g, &sg, "scene", cap, rd.sh_half, err);
+    if (st == SPLAT_OK) st = splat__scene_gpu_init(g, &gg, "grads", cap, false, err);
+    if (st == SPLAT_OK) st = splat__scene_gpu_upload(g, &sg, scene, err);
+    if (st == SPLAT_OK) st = splat__render_bufs_init(g, r, &rb, cap, cap * 8, cam->width, cam->height, err);
+    if (st == SPLAT_OK) st = splat__render_image(&ctx->stream, r, &sg, &rb, cam, &rd, err);
+    if (st == SPLAT_OK) {
+        for (uint64_t p = 0; p < px; p++) {
+            for (int c = 0; c < 3; c++) buf[4 * p + c] = d_rgb[3 * p + c];
+            buf[4 * p + 3] = d_alpha ? d_alpha[p] : 0.0f;
+        }
+        st = splat__buf_upload(g, &rb.grad_img, 0, buf, px * 16, err);
+    }
+    if (st == SPLAT_OK) {
+        splat__render_bwd(splat__stream_cmd(&ctx->stream), r, &sg, &rb, scene->count, &gg, false);
+        st = splat__stream_sync(&ctx->stream, SPLAT_SYNC_COMMIT_AND_WAIT, err);
+    }
+    if (st == SPLAT_OK) st = splat__scene_init(grads, cap, err);
+    gg.count = scene->count;
+    if (st == SPLAT_OK) st = splat__scene_gpu_download(g, &gg, grads, err);
+    grads->sh_degree = scene->sh_degree;
+    if (st == SPLAT_OK && (image || alpha)) st = splat__buf_download(g, &rb.out_rgbt, 0, buf, px * 16, err);
+    if (st == SPLAT_OK)
+        for (uint64_t p = 0; p < px && (image || alpha); p++) {
+            if (image)
+                for (int c = 0; c < 3; c++) image[3 * p + c] = buf[4 * p + c];
+            if (alpha) alpha[p] = 1.0f - buf[4 * p + 3];
+        }
+    if (st != SPLAT_OK) splat__scene_free(grads);
+    splat__free(buf);
+    splat__render_bufs_free(g, &rb);
+    splat__scene_gpu_free(g, &sg);
+    splat__scene_gpu_free(g, &gg);
+    return st;
+}
+

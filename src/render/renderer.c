@@ -1,0 +1,176 @@
+/* render: the pipelines of every stage and the buffers a render uses. */
+#include <stdio.h>
+
+#include "render/render.h"
+
+splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->gpu = g;
+    const uint32_t push = sizeof(splat_render_push);
+    const uint32_t stats_on = 1;
+    /* rasterize_bwd adds the subgroups' sums in shared memory, SUB Gaussians at a time: as many
+     * as fit beside its batch arrays (about 14 KiB), for as many subgroups as the smallest
+     * subgroup size allows. */
+    uint32_t n_sg = 256 / g->info.min_subgroup_size;
+    uint32_t budget = g->info.max_shared_memory > 14336 ? g->info.max_shared_memory - 14336 : 0;
+    uint32_t sub = budget / (n_sg * 36);
+    if (sub > 32) sub = 32;
+    sub -= sub % 4; /* it sums four Gaussians at a time */
+    if (sub < 4) return splat__fail(err, SPLAT_ERR_LIMIT, "%s: %u bytes of shared memory are too few for rasterize_bwd",
+                                    g->info.name, g->info.max_shared_memory);
+    const uint32_t bwd_spec[2] = {n_sg, sub};
+    struct {
+        splat_pipe *pipe;
+        splat_pipe_desc desc;
+    } pipes[] = {
+        {&r->project_fwd, {.shader = "project_fwd", .n_bindings = PROJECT_FWD_BINDINGS}},
+        {&r->isect_setup, {.shader = "isect_setup", .n_bindings = ISECT_SETUP_BINDINGS, .push_size = push}},
+        {&r->isect_fwd, {.shader = "isect_fwd", .n_bindings = ISECT_FWD_BINDINGS, .push_size = push}},
+        {&r->ranges_fwd, {.shader = "ranges_fwd", .n_bindings = RANGES_FWD_BINDINGS}},
+        {&r->rasterize_fwd, {.shader = "rasterize_fwd", .n_bindings = RASTERIZE_FWD_BINDINGS}},
+        {&r->rasterize_bwd, {.shader = "rasterize_bwd", .n_bindings = RASTERIZE_BWD_BINDINGS, .spec = bwd_spec, .n_spec = 2}},
+        {&r->project_bwd, {.shader = "project_bwd", .n_bindings = PROJECT_BWD_BINDINGS, .push_size = push}},
+        {&r->project_bwd_stats, {.shader = "project_bwd", .n_bindings = PROJECT_BWD_BINDINGS, .push_size = push, .spec = &stats_on, .n_spec = 1}},
+        {&r->project_fwd_h, {.shader = "project_fwd_h", .n_bindings = PROJECT_FWD_BINDINGS}},
+        {&r->project_bwd_h, {.shader = "project_bwd_h", .n_bindings = PROJECT_BWD_BINDINGS, .push_size = push}},
+    };
+    splat_status st = splat__sorter_init(g, &r->sorter, NULL, err);
+    for (size_t k = 0; k < SPLAT_COUNTOF(pipes) && st == SPLAT_OK; k++)
+        st = splat__pipe_init(g, pipes[k].pipe, &pipes[k].desc, err);
+    if (st != SPLAT_OK) splat__renderer_free(r);
+    return st;
+}
+
+void splat__renderer_free(splat_renderer *r)
+{
+    if (!r->gpu) return;
+    splat_gpu *g = r->gpu;
+    splat__sorter_free(&r->sorter);
+    splat__pipe_free(g, &r->project_fwd);
+    splat__pipe_free(g, &r->isect_setup);
+    splat__pipe_free(g, &r->isect_fwd);
+    splat__pipe_free(g, &r->ranges_fwd);
+    splat__pipe_free(g, &r->rasterize_fwd);
+    splat__pipe_free(g, &r->rasterize_bwd);
+    splat__pipe_free(g, &r->project_bwd);
+    splat__pipe_free(g, &r->project_bwd_stats);
+    splat__pipe_free(g, &r->project_fwd_h);
+    splat__pipe_free(g, &r->project_bwd_h);
+    memset(r, 0, sizeof *r);
+}
+
+/* ------------------------------------------------------------------ buffers */
+
+static uint32_t bits_for(uint32_t n)
+{
+    uint32_t b = 0;
+    while (b < 32 && (1ull << b) < n) b++;
+    return b;
+}
+
+splat_render_push splat__render_push(const splat_render_bufs *b)
+{
+    uint32_t tiles = b->max_tiles_x * b->max_tiles_y;
+    return (splat_render_push){
+        .capacity = b->capacity,
+        .isect_capacity = b->isect_capacity,
+        .sort_bits = 32 + bits_for(tiles + 1),
+        .dummy_tile = tiles,
+    };
+}
+
+static splat_status isect_bufs_init(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t m,
+                                    splat_error *err)
+{
+    uint64_t bytes = (uint64_t)m * 4;
+    splat_buf_spec parts[] = {
+        {&b->keys_lo, "isect.keys_lo", bytes, SPLAT_MEM_DEVICE},
+        {&b->keys_hi, "isect.keys_hi", bytes, SPLAT_MEM_DEVICE},
+        {&b->vals, "isect.vals", bytes, SPLAT_MEM_DEVICE},
+        {&b->gauss_of_emit, "isect.gauss_of_emit", bytes, SPLAT_MEM_DEVICE},
+        {&b->partial, "isect.partial", bytes * 9, SPLAT_MEM_DEVICE},
+        {&b->sort_scratch, "isect.sort_scratch", splat__sort_scratch_bound(&r->sorter, m, 2), SPLAT_MEM_DEVICE},
+    };
+    splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
+    if (st == SPLAT_OK) b->isect_capacity = m;
+    return st;
+}
+
+static void isect_bufs_free(splat_gpu *g, splat_render_bufs *b)
+{
+    splat__buf_free(g, &b->keys_lo);
+    splat__buf_free(g, &b->keys_hi);
+    splat__buf_free(g, &b->vals);
+    splat__buf_free(g, &b->gauss_of_emit);
+    splat__buf_free(g, &b->partial);
+    splat__buf_free(g, &b->sort_scratch);
+    b->isect_capacity = 0;
+}
+
+splat_status splat__render_bufs_init(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t capacity,
+                                     uint32_t isect_capacity, uint32_t max_w, uint32_t max_h, splat_error *err)
+{
+    memset(b, 0, sizeof *b);
+    b->capacity = capacity;
+    b->max_w = max_w;
+    b->max_h = max_h;
+    b->max_tiles_x = splat__div_up(max_w, SPLAT_TILE);
+    b->max_tiles_y = splat__div_up(max_h, SPLAT_TILE);
+    uint64_t n = capacity, px = (uint64_t)max_w * max_h, tiles = (uint64_t)b->max_tiles_x * b->max_tiles_y;
+    splat_buf_spec parts[] = {
+        {&b->frame, "render.frame", sizeof(splat_frame), SPLAT_MEM_DEVICE},
+        {&b->counters, "render.counters", sizeof(splat_counters), SPLAT_MEM_DEVICE},
+        {&b->scan_total, "render.scan_total", 4, SPLAT_MEM_DEVICE},
+        {&b->sort_count, "render.sort_count", 4, SPLAT_MEM_DEVICE},
+        {&b->proj, "render.proj", n * 48, SPLAT_MEM_DEVICE},
+        {&b->radii, "render.radii", n * 8, SPLAT_MEM_DEVICE},
+        {&b->tiles, "render.tiles", n * 4, SPLAT_MEM_DEVICE},
+        {&b->offsets, "render.offsets", n * 4, SPLAT_MEM_DEVICE},
+        {&b->scan_scratch, "render.scan_scratch", splat__scan_scratch_bound(&r->sorter, capacity), SPLAT_MEM_DEVICE},
+        {&b->ranges, "render.ranges", (tiles + 1) * 8, SPLAT_MEM_DEVICE},
+        {&b->out_rgbt, "render.out_rgbt", px * 16, SPLAT_MEM_DEVICE},
+        {&b->out_last, "render.out_last", px * 4, SPLAT_MEM_DEVICE},
+        {&b->out_depth, "render.out_depth", px * 4, SPLAT_MEM_DEVICE},
+        {&b->grad_img, "render.grad_img", px * 16, SPLAT_MEM_DEVICE},
+        {&b->stats, "render.stats", n * 16, SPLAT_MEM_DEVICE},
+        {&b->gate, "render.gate", 4, SPLAT_MEM_DEVICE},
+        {&b->debug, "render.debug", 128, SPLAT_MEM_DEVICE},
+        {&b->readback, "render.readback", sizeof(splat_counters), SPLAT_MEM_READBACK},
+    };
+    splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
+    uint64_t most = g->info.max_storage_range / 36;
+    if (st == SPLAT_OK) st = isect_bufs_init(g, r, b, (uint32_t)SPLAT_MIN(isect_capacity ? isect_capacity : 1024, most), err);
+    const uint32_t zero = 0;
+    if (st == SPLAT_OK) st = splat__buf_upload(g, &b->gate, 0, &zero, 4, err);
+    if (st == SPLAT_OK) st = splat__buf_upload(g, &b->debug, 0, &zero, 4, err);
+    if (st != SPLAT_OK) splat__render_bufs_free(g, b);
+    return st;
+}
+
+void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b)
+{
+    isect_bufs_free(g, b);
+    splat_buf *all[] = {&b->frame, &b->counters, &b->scan_total, &b->sort_count, &b->proj, &b->radii, &b->tiles, &b->offsets, &b->scan_scratch,
+                        &b->ranges, &b->out_rgbt, &b->out_last, &b->out_depth, &b->grad_img, &b->stats,
+                        &b->gate, &b->debug, &b->readback};
+    for (size_t k = 0; k < SPLAT_COUNTOF(all); k++) splat__buf_free(g, all[k]);
+    memset(b, 0, sizeof *b);
+}
+
+splat_status splat__render_bufs_grow_isect(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t needed,
+                                           splat_error *err)
+{
+    /* The per-intersection partial gradients (9 floats) are the largest array bound at once. */
+    uint64_t most = g->info.max_storage_range / 36;
+    if (needed > most)
+        return splat__fail(err, SPLAT_ERR_LIMIT,
+                           "render: %u tile intersections needed, %s binds at most %llu (maxStorageBufferRange); use a "
+                           "smaller image, or fewer or smaller Gaussians",
+                           needed, g->info.name, (unsigned long long)most);
+    uint64_t want = (uint64_t)needed + needed / 2 + 1024;
+    if (want > most) want = most;
+    if (want <= b->isect_capacity) return SPLAT_OK;
+    isect_bufs_free(g, b);
+    return isect_bufs_init(g, r, b, (uint32_t)want, err);
+}

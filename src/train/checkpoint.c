@@ -1,0 +1,142 @@
+/* train: the model in and out of the trainer, at a step boundary (every iteration in flight
+ * retired first): the current scene, and checkpoints, whose sections loop over the parameter
+ * groups of core/params.h. */
+#include <stdio.h>
+
+#include "train/train.h"
+
+splat_status splat__train_scene(splat_trainer *t, splat_scene *scene, splat_error *err)
+{
+    splat_status st = splat__train_drain(t, err);
+    if (st == SPLAT_OK) st = splat__scene_init(scene, t->model.count ? t->model.count : 1, err);
+    if (st != SPLAT_OK) return st;
+    t->model.params.count = t->model.count;
+    st = splat__scene_gpu_download(t->env.gpu, &t->model.params, scene, err);
+    scene->sh_degree = t->sh_max;
+    if (st != SPLAT_OK) splat__scene_free(scene);
+    return st;
+}
+
+/* ------------------------------------------------------------------ checkpoints */
+
+/* A checkpoint: "meta", then "params.<group>" and "adam.<group>" for every group in the order of
+ * core/params.h, then "stats". */
+typedef struct ckpt_meta {
+    uint32_t version, step, steps, count, sh_max, pad;
+    double scene_scale;
+    uint64_t seed;
+} ckpt_meta;
+
+#define CKPT_VERSION 1
+
+/* The state sections of a model of n Gaussians, in file order: (name, buffer, bytes). */
+typedef struct ckpt_part {
+    char name[32];
+    splat_buf *buf;
+    uint64_t bytes;
+} ckpt_part;
+
+#define CKPT_PARTS (2 * SPLAT_GROUP_COUNT + 1)
+
+static void ckpt_parts(splat_trainer *t, uint64_t n, ckpt_part parts[CKPT_PARTS])
+{
+    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
+        uint64_t row = (uint64_t)splat__groups[g].width * 4;
+        ckpt_part *p = &parts[g], *a = &parts[SPLAT_GROUP_COUNT + g];
+        *p = (ckpt_part){.buf = &t->model.params.group[g], .bytes = n * row};
+        *a = (ckpt_part){.buf = &t->model.moments.group[g], .bytes = n * row * 2};
+        snprintf(p->name, sizeof p->name, "params.%s", splat__groups[g].name);
+        snprintf(a->name, sizeof a->name, "adam.%s", splat__groups[g].name);
+    }
+    parts[2 * SPLAT_GROUP_COUNT] = (ckpt_part){"stats", &t->rb.stats, n * 16};
+}
+
+splat_status splat__train_save(splat_trainer *t, const char *path, splat_error *err)
+{
+    splat_status st = splat__train_drain(t, err);
+    if (st != SPLAT_OK) return st;
+    ckpt_meta meta = {CKPT_VERSION, t->step, t->steps, t->model.count, t->sh_max, 0, t->scene_scale, t->desc.seed};
+    ckpt_part parts[CKPT_PARTS];
+    ckpt_parts(t, t->model.count, parts);
+    splat_section sec[1 + CKPT_PARTS];
+    memset(sec, 0, sizeof sec);
+    snprintf(sec[0].name, sizeof sec[0].name, "meta");
+    sec[0].data = &meta;
+    sec[0].size = sizeof meta;
+    for (size_t k = 0; k < CKPT_PARTS && st == SPLAT_OK; k++) {
+        _Static_assert(sizeof sec[0].name == sizeof parts[0].name, "section names");
+        memcpy(sec[k + 1].name, parts[k].name, sizeof sec[k + 1].name);
+        sec[k + 1].size = parts[k].bytes;
+        sec[k + 1].data = splat__malloc(parts[k].bytes ? parts[k].bytes : 1);
+        if (!sec[k + 1].data) st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
+        else st = splat__buf_download(t->env.gpu, parts[k].buf, 0, sec[k + 1].data, parts[k].bytes, err);
+    }
+    if (st == SPLAT_OK) st = splat__ckpt_write(path, sec, (uint32_t)SPLAT_COUNTOF(sec), err);
+    for (size_t k = 1; k < SPLAT_COUNTOF(sec); k++) splat__free(sec[k].data);
+    return st;
+}
+
+static const splat_section *section(const char *path, const splat_section *sec, uint32_t n_sec, const char *name,
+                                    uint64_t bytes, splat_status *st, splat_error *err)
+{
+    const splat_section *s = splat__ckpt_find(sec, n_sec, name);
+    if (!s || s->size != bytes) {
+        *st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: section %s missing or of the wrong size", path, name);
+        return NULL;
+    }
+    return s;
+}
+
+splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error *err)
+{
+    splat_status st = splat__train_drain(t, err);
+    if (st != SPLAT_OK) return st;
+    splat_section *sec = NULL;
+    uint32_t n_sec = 0;
+    st = splat__ckpt_read(path, &sec, &n_sec, err);
+    if (st != SPLAT_OK) return st;
+    const splat_section *m = splat__ckpt_find(sec, n_sec, "meta");
+    ckpt_meta meta;
+    splat_scene scene = {0};
+    if (!m || m->size != sizeof meta) {
+        st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: no valid meta section", path);
+        goto done;
+    }
+    memcpy(&meta, m->data, sizeof meta);
+    if (meta.version != CKPT_VERSION || meta.step > meta.steps) {
+        st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: checkpoint version %u, step %u of %u", path, meta.version, meta.step, meta.steps);
+        goto done;
+    }
+    uint64_t n = meta.count;
+    st = splat__scene_init(&scene, meta.count ? meta.count : 1, err);
+    if (st != SPLAT_OK) goto done;
+    scene.count = meta.count;
+    scene.sh_degree = meta.sh_max;
+    ckpt_part parts[CKPT_PARTS];
+    ckpt_parts(t, n, parts);
+    /* the parameters into a host scene (set as the model), then the state straight into its buffers */
+    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT && st == SPLAT_OK; g++) {
+        const splat_section *s = section(path, sec, n_sec, parts[g].name, parts[g].bytes, &st, err);
+        if (s) memcpy(*splat__scene_group(&scene, g), s->data, parts[g].bytes);
+    }
+    if (st == SPLAT_OK) {
+        t->steps = meta.steps;
+        t->sh_max = meta.sh_max;
+        t->scene_scale = meta.scene_scale;
+        t->desc.seed = meta.seed;
+        st = splat__model_set(t, &scene, err);
+    }
+    ckpt_parts(t, n, parts); /* the model's buffers are new */
+    for (size_t k = SPLAT_GROUP_COUNT; k < CKPT_PARTS && st == SPLAT_OK; k++) {
+        const splat_section *s = section(path, sec, n_sec, parts[k].name, parts[k].bytes, &st, err);
+        if (s) st = splat__buf_upload(t->env.gpu, parts[k].buf, 0, s->data, parts[k].bytes, err);
+    }
+    if (st == SPLAT_OK) {
+        t->step = meta.step;
+        st = splat__train_rerecord(t, err);
+    }
+done:
+    splat__scene_free(&scene);
+    splat__ckpt_free(sec, n_sec);
+    return st;
+}

@@ -1,0 +1,84 @@
+/* train: evaluation. Each held-out view goes through the iteration's recording without the
+ * backward, in the ring's spare slot, and through the render layer's overflow-retry path. */
+#include <stdio.h>
+
+#include "train/train.h"
+
+static void record_eval(splat_cmd *c, void *user)
+{
+    splat__train_record(user, c, SPLAT_TRAIN_RING, false);
+}
+
+static splat_status regrown(void *user, splat_error *err) { return splat__train_regrown(user, err); }
+
+static splat_status write_render(splat_trainer *t, uint32_t v, uint32_t w, uint32_t h, const char *render_dir,
+                                 splat_error *err)
+{
+    uint64_t n = (uint64_t)w * h;
+    float *rgbt = splat__malloc(n * 16);
+    splat_image out = {w, h, splat__malloc(n * 4)};
+    splat_status st = SPLAT_OK;
+    if (!rgbt || !out.rgba) st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "evaluation: out of host memory");
+    if (st == SPLAT_OK) st = splat__buf_download(t->env.gpu, &t->rb.out_rgbt, 0, rgbt, n * 16, err);
+    if (st == SPLAT_OK) {
+        for (uint64_t p = 0; p < n; p++) {
+            for (int c = 0; c < 3; c++) out.rgba[4 * p + c] = (uint8_t)lrintf(255.0f * fminf(fmaxf(rgbt[4 * p + c], 0), 1));
+            out.rgba[4 * p + 3] = 255;
+        }
+        char path[1024], base[256];
+        snprintf(base, sizeof base, "%s", t->ds.views[v].name);
+        for (char *ch = base; *ch; ch++)
+            if (*ch == '/' || *ch == '\\') *ch = '_';
+        char *dot = strrchr(base, '.');
+        if (dot) *dot = '\0';
+        snprintf(path, sizeof path, "%s/%s.png", render_dir, base);
+        st = splat__image_save_png(path, &out, 3, err);
+    }
+    splat__free(rgbt);
+    splat__free(out.rgba);
+    return st;
+}
+
+static splat_status eval_view(splat_trainer *t, uint32_t v, const char *render_dir, double *psnr, double *ssim, double *l1,
+                              splat_error *err)
+{
+    splat_image im = {0};
+    splat_status st = splat__images_load(&t->ds, v, &im, err);
+    if (st != SPLAT_OK) return st;
+    memcpy(t->images.slot_images[SPLAT_TRAIN_RING].map, im.rgba, (size_t)im.width * im.height * 4);
+    splat__train_fill_slot(t, (splat_train_slot *)t->ring.slots.map + SPLAT_TRAIN_RING, t->step, v, false);
+    const splat_train_report *rep =
+        (const splat_train_report *)((const char *)t->ring.reports.map + SPLAT_TRAIN_RING * t->ring.report_stride);
+    st = splat__render_run(t->env.stream, t->env.renderer, &t->rb,
+                           &(splat_render_job){.record = record_eval, .regrown = regrown, .user = t}, err);
+    if (st == SPLAT_OK) {
+        double px = (double)im.width * im.height * 3.0;
+        *psnr = splat__psnr(rep->sq_sum, px);
+        *ssim = rep->n_ssim ? rep->ssim_sum / rep->n_ssim : 1.0;
+        *l1 = rep->l1_sum / px;
+    }
+    if (st == SPLAT_OK && render_dir) st = write_render(t, v, im.width, im.height, render_dir, err);
+    splat__image_free(&im);
+    return st;
+}
+
+splat_status splat__train_eval(splat_trainer *t, const char *render_dir, splat_eval_result *res, splat_error *err)
+{
+    memset(res, 0, sizeof *res);
+    double t0 = splat__now();
+    splat_status st = splat__train_drain(t, err);
+    const uint32_t *views = t->n_test ? t->test_views : t->train_views;
+    uint32_t n = t->n_test ? t->n_test : t->n_train;
+    for (uint32_t k = 0; k < n && st == SPLAT_OK; k++) {
+        double psnr, ssim, l1;
+        st = eval_view(t, views[k], render_dir, &psnr, &ssim, &l1, err);
+        if (st == SPLAT_OK) {
+            res->psnr += psnr / n;
+            res->ssim += ssim / n;
+            res->l1 += l1 / n;
+        }
+    }
+    res->n_views = n;
+    res->seconds = splat__now() - t0;
+    return st;
+}

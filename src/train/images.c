@@ -1,0 +1,102 @@
+/* train: the image store. Training images stay 8-bit RGBA (a quarter of float): resident in one
+ * device buffer, or, when they do not fit, in host memory, each iteration's image copied into
+ * its ring slot's buffer just before the slot is submitted. */
+#include "train/train.h"
+
+splat_status splat__images_load(const splat_dataset *ds, uint32_t v, splat_image *out, splat_error *err)
+{
+    const splat_data_view *view = &ds->views[v];
+    splat_image raw = {0};
+    splat_status st = splat__image_load(view->image_path, &raw, err);
+    if (st != SPLAT_OK) return st;
+    if (view->downsample > 1) {
+        st = splat__image_downsample(&raw, view->downsample, out, err);
+        splat__image_free(&raw);
+        if (st != SPLAT_OK) return st;
+    } else {
+        *out = raw;
+    }
+    if (out->width != view->camera.width || out->height != view->camera.height) {
+        splat_status bad = splat__fail(err, SPLAT_ERR_FORMAT, "%s: image is %ux%u but its camera is %ux%u", view->image_path,
+                                       out->width, out->height, view->camera.width, view->camera.height);
+        splat__image_free(out);
+        return bad;
+    }
+    return SPLAT_OK;
+}
+
+splat_status splat__images_init(splat_gpu *g, splat_image_store *s, const splat_dataset *ds, const uint32_t *train_views,
+                                uint32_t n_train, uint32_t max_w, uint32_t max_h, bool stream, splat_error *err)
+{
+    memset(s, 0, sizeof *s);
+    uint64_t total = 0;
+    splat_train_view *views = splat__calloc(ds->n_views, sizeof *views);
+    s->host = splat__calloc(ds->n_views, sizeof *s->host);
+    s->n_views = ds->n_views;
+    if (!views || !s->host) {
+        splat__free(views);
+        return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "training images: out of host memory");
+    }
+    splat_status st = SPLAT_OK;
+    for (uint32_t k = 0; k < n_train && st == SPLAT_OK; k++) {
+        uint32_t v = train_views[k];
+        st = splat__images_load(ds, v, &s->host[v], err);
+        total += (uint64_t)s->host[v].width * s->host[v].height * 4;
+    }
+    /* Resident when the store fits one binding and leaves most of the device to the Gaussians;
+     * otherwise each iteration's image is copied from host memory into its ring slot. */
+    s->streamed = stream || total > g->info.max_storage_range || total > g->info.device_local_heap / 3;
+    uint64_t offset = 0;
+    for (uint32_t v = 0; v < ds->n_views && st == SPLAT_OK; v++) {
+        const splat_camera *c = &ds->views[v].camera;
+        views[v].cam = (splat_gpu_camera){.fx = c->fx, .fy = c->fy, .cx = c->cx, .cy = c->cy,
+                                          .width = c->width, .height = c->height};
+        memcpy(views[v].cam.R, c->R, sizeof c->R);
+        memcpy(views[v].cam.t, c->t, sizeof c->t);
+        if (!s->streamed && s->host[v].rgba) {
+            views[v].image_offset = (uint32_t)(offset / 4);
+            offset += (uint64_t)s->host[v].width * s->host[v].height * 4;
+        }
+    }
+    if (st == SPLAT_OK) st = splat__buf_init(g, &s->views, "train.views", ds->n_views * sizeof *views, SPLAT_MEM_DEVICE, err);
+    if (st == SPLAT_OK) st = splat__buf_upload(g, &s->views, 0, views, ds->n_views * sizeof *views, err);
+    splat__free(views);
+    uint64_t slot_bytes = (uint64_t)max_w * max_h * 4;
+    for (int k = 0; k <= SPLAT_TRAIN_RING && st == SPLAT_OK; k++)
+        if (s->streamed || k == SPLAT_TRAIN_RING)
+            st = splat__buf_init(g, &s->slot_images[k], "train.slot_image", slot_bytes, SPLAT_MEM_UPLOAD, err);
+    if (st != SPLAT_OK || s->streamed) return st;
+    st = splat__buf_init(g, &s->images, "train.images", total, SPLAT_MEM_DEVICE, err);
+    for (uint32_t v = 0, off = 0; v < ds->n_views && st == SPLAT_OK; v++) {
+        splat_image *im = &s->host[v];
+        if (!im->rgba) continue;
+        uint64_t bytes = (uint64_t)im->width * im->height * 4;
+        st = splat__buf_upload(g, &s->images, off, im->rgba, bytes, err);
+        off += (uint32_t)bytes;
+        splat__image_free(im); /* resident: the GPU holds it now */
+    }
+    return st;
+}
+
+void splat__images_free(splat_gpu *g, splat_image_store *s)
+{
+    splat__buf_free(g, &s->views);
+    splat__buf_free(g, &s->images);
+    for (int k = 0; k <= SPLAT_TRAIN_RING; k++) splat__buf_free(g, &s->slot_images[k]);
+    if (s->host)
+        for (uint32_t v = 0; v < s->n_views; v++) splat__image_free(&s->host[v]);
+    splat__free(s->host);
+    memset(s, 0, sizeof *s);
+}
+
+const splat_buf *splat__images_pixels(const splat_image_store *s, uint32_t slot)
+{
+    return s->streamed || slot == SPLAT_TRAIN_RING ? &s->slot_images[slot] : &s->images;
+}
+
+void splat__images_stage(splat_image_store *s, uint32_t slot, uint32_t view)
+{
+    if (!s->streamed) return;
+    const splat_image *im = &s->host[view];
+    memcpy(s->slot_images[slot].map, im->rgba, (size_t)im->width * im->height * 4);
+}

@@ -1,0 +1,107 @@
+/* train: the parameters, their gradients and Adam moments, each a splat_scene_gpu, so that every
+ * function here loops over the parameter groups of core/params.h: setting a scene, making room
+ * after a strategy changed the count, the non-finite report. (checkpoint.c reads and writes them.) */
+#include <stdio.h>
+
+#include "train/train.h"
+
+void splat__model_free(splat_gpu *g, splat_model *m)
+{
+    splat__scene_gpu_free(g, &m->params);
+    splat__scene_gpu_free(g, &m->grads);
+    splat__scene_gpu_free(g, &m->moments);
+}
+
+splat_status splat__model_set(splat_trainer *t, const splat_scene *scene, splat_error *err)
+{
+    splat_gpu *g = t->env.gpu;
+    splat_model *m = &t->model;
+    splat__model_free(g, m);
+    m->count = scene->count;
+    uint32_t cap = scene->count ? scene->count : 1;
+    splat_status st = splat__scene_gpu_init(g, &m->params, "params", cap, false, err);
+    if (st == SPLAT_OK) st = splat__scene_gpu_init(g, &m->grads, "grads", cap, false, err);
+    if (st == SPLAT_OK) st = splat__scene_gpu_init(g, &m->moments, "adam", cap * 2, false, err);
+    if (st == SPLAT_OK) st = splat__scene_gpu_upload(g, &m->params, scene, err);
+    if (st != SPLAT_OK) return st;
+    if (t->rb.capacity < cap) {
+        uint32_t isect = t->rb.isect_capacity ? t->rb.isect_capacity
+                         : t->desc.isect_capacity ? t->desc.isect_capacity : cap * 8;
+        splat__render_bufs_free(g, &t->rb);
+        st = splat__render_bufs_init(g, t->env.renderer, &t->rb, cap, isect, t->max_w, t->max_h, err);
+        if (st != SPLAT_OK) return st;
+    }
+    splat_cmd *c = splat__stream_cmd(t->env.stream);
+    splat__scene_gpu_zero(c, &m->moments);
+    splat__scene_gpu_zero(c, &m->grads);
+    splat__cmd_fill(c, SPLAT_VIEW(t->rb.stats), 0);
+    return splat__stream_sync(t->env.stream, SPLAT_SYNC_COMMIT_AND_WAIT, err);
+}
+
+splat_status splat__model_fit(splat_trainer *t, splat_error *err)
+{
+    splat_gpu *g = t->env.gpu;
+    uint32_t cap = t->model.count ? t->model.count : 1;
+    splat_status st = SPLAT_OK;
+    /* room to grow into, so that the next refines need not reallocate */
+    if (t->model.grads.capacity < cap) {
+        splat__scene_gpu_free(g, &t->model.grads);
+        st = splat__scene_gpu_init(g, &t->model.grads, "grads", cap + cap / 4, false, err);
+    }
+    if (st == SPLAT_OK && t->rb.capacity < cap) {
+        uint32_t isect = t->rb.isect_capacity;
+        splat__render_bufs_free(g, &t->rb);
+        st = splat__render_bufs_init(g, t->env.renderer, &t->rb, cap + cap / 4, isect, t->max_w, t->max_h, err);
+    }
+    return st;
+}
+
+/* ------------------------------------------------------------------ diagnosis */
+
+/* Appends "name (v0 v1 ..)" for up to four floats of `row`. */
+static void describe_row(char *out, size_t size, const char *name, const float *row, uint32_t width)
+{
+    size_t len = strlen(out);
+    int w = snprintf(out + len, size - len, "%s%s (", len ? ", " : "", name);
+    for (uint32_t k = 0; k < width && k < 4 && w > 0 && (size_t)w < size - len; k++)
+        w += snprintf(out + len + w, size - len - (size_t)w, "%s%g", k ? " " : "", row[k]);
+    if (w > 0 && (size_t)w < size - len) snprintf(out + len + w, size - len - (size_t)w, "%s)", width > 4 ? " ..." : "");
+}
+
+splat_status splat__model_nonfinite(splat_trainer *t, uint32_t step, splat_error *err)
+{
+    /* After a non-finite report: the first Gaussian whose parameters are not finite, described
+     * with its moments so a user (or developer) can see what went wrong. */
+    splat_gpu *g = t->env.gpu;
+    splat__stream_sync(t->env.stream, SPLAT_SYNC_COMMIT_AND_WAIT, NULL);
+    uint64_t n = t->model.count, first = n;
+    float *rows[SPLAT_GROUP_COUNT] = {0}, *moms[SPLAT_GROUP_COUNT] = {0};
+    bool ok = true;
+    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT && ok; k++) {
+        uint32_t w = splat__groups[k].width;
+        rows[k] = splat__malloc(n * w * 4 + 4);
+        moms[k] = splat__malloc(n * w * 8 + 8);
+        ok = rows[k] && moms[k] && splat__buf_download(g, &t->model.params.group[k], 0, rows[k], n * w * 4, NULL) == SPLAT_OK &&
+             splat__buf_download(g, &t->model.moments.group[k], 0, moms[k], n * w * 8, NULL) == SPLAT_OK;
+        for (uint64_t e = 0; ok && e < n * w && e / w < first; e++)
+            if (!isfinite(rows[k][e])) first = e / w;
+    }
+    char what[600] = "";
+    if (ok && first < n) {
+        char params[200] = "", mv[200] = "";
+        for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) {
+            uint32_t w = splat__groups[k].width;
+            describe_row(params, sizeof params, splat__groups[k].name, rows[k] + first * w, w);
+            float pair[2] = {moms[k][first * 2 * w], moms[k][first * 2 * w + w]};
+            describe_row(mv, sizeof mv, splat__groups[k].name, pair, 2);
+        }
+        snprintf(what, sizeof what, "; Gaussian %llu: %s; Adam m v of the first of each: %s", (unsigned long long)first,
+                 params, mv);
+    }
+    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) {
+        splat__free(rows[k]);
+        splat__free(moms[k]);
+    }
+    return splat__fail(err, SPLAT_ERR_NONFINITE, "training diverged: NaN or Inf parameters at step %u (%u Gaussians)%s", step,
+                       t->model.count, what);
+}

@@ -1,0 +1,95 @@
+/* train: the densification strategy, the one place that adds and removes Gaussians.
+ *
+ * The loop (ring.c) knows a strategy only through these operations, chosen by
+ * splat_train_desc.strategy (splat__strategy_ops). After submitting step s it asks due(s); when
+ * due, it retires every iteration in flight (so the parameters are current) and calls run(s).
+ * When run reports `resized` (the count, or the arrays, changed), the loop makes room in the
+ * per-Gaussian buffers, restarts the statistics and re-records the ring.
+ *
+ * A second strategy is a new file implementing splat_strategy_ops, a value of splat_strategy in
+ * include/splatc.h and a line in splat__strategy_ops (strategy.c); docs/DESIGN.md has the recipe. */
+#ifndef SPLAT_TRAIN_STRATEGY_H
+#define SPLAT_TRAIN_STRATEGY_H
+
+#include "train/train.h"
+
+/* What a strategy may use and change. */
+typedef struct splat_strategy_ctx {
+    splat_gpu *gpu;
+    splat_stream *stream;
+    const splat_sorter *sorter;      /* the renderer's scan, for compactions */
+    splat_model *model;              /* params and moments may be replaced, count changed */
+    splat_render_bufs *rb;           /* stats: what the backward accumulated since the last run */
+    const splat_train_desc *desc;    /* resolved: the schedule, the seed */
+    double scene_scale;
+} splat_strategy_ctx;
+
+struct splat_strategy_ops {
+    const char *name;
+    /* The backward accumulates the screen-space statistics (project_bwd's STATS variant). */
+    bool stats;
+    splat_status (*init)(splat_strategy_state **s, splat_gpu *g, splat_error *err);
+    void (*free)(splat_strategy_state *s, splat_gpu *g);
+    /* Whether run is due after the optimizer step of 0-based step `step`. */
+    bool (*due)(const splat_train_desc *desc, uint32_t step);
+    /* The host work after step `step`. Sets *resized when the model's count or arrays changed. */
+    splat_status (*run)(splat_strategy_state *s, const splat_strategy_ctx *ctx, uint32_t step, bool *resized,
+                        splat_error *err);
+};
+
+/* gsplat's default strategy (strategy_default.c). */
+extern const splat_strategy_ops splat__strategy_default;
+
+/* The strategy `kind` names, or NULL for an unknown value. */
+const splat_strategy_ops *splat__strategy_ops(splat_strategy kind);
+
+/* ------------------------------------------------ the default strategy, for its tests */
+
+/* Densification scratch: per-Gaussian decisions and their scans. */
+typedef struct splat_densify_bufs {
+    uint32_t capacity;
+    splat_buf keep, clone, split;             /* [cap] */
+    splat_buf off_keep, off_clone, off_split; /* [cap] exclusive scans */
+    splat_buf tot_keep, tot_clone, tot_split; /* uint each (separate: views must be aligned) */
+    splat_buf totals;                          /* 3 uint for densify_apply */
+    splat_buf info;                            /* clone and split decisions before pruning */
+    splat_buf scan_scratch;
+    splat_buf readback;                        /* totals + info, host-visible */
+} splat_densify_bufs;
+
+typedef struct splat_densify_pipes {
+    splat_pipe mark, apply, opacity_reset;
+} splat_densify_pipes;
+
+splat_status splat__densify_pipes_init(splat_gpu *g, splat_densify_pipes *p, splat_error *err);
+void splat__densify_pipes_free(splat_gpu *g, splat_densify_pipes *p);
+void splat__densify_bufs_free(splat_gpu *g, splat_densify_bufs *d);
+
+/* One refine on the GPU: decisions, scans, and the moves into new parameter and moment arrays,
+ * which replace *params and *moments. Waits for the GPU once to learn the new count. */
+typedef struct splat_densify_job {
+    splat_gpu *gpu;
+    splat_stream *stream;
+    const splat_sorter *sorter;
+    const splat_densify_pipes *pipes;
+    splat_densify_bufs *bufs;          /* scratch, grown as needed */
+    splat_scene_gpu *params, *moments; /* replaced */
+    const splat_buf *stats;            /* [count,4] grad2d sum, count, .. */
+    uint32_t count;
+    uint32_t step, seed;               /* seed: the run's seed ^ step */
+    float scene_scale;
+    uint32_t prune_large_after;        /* the large-scale prune applies after this step (the reset period) */
+} splat_densify_job;
+
+typedef struct splat_densify_result {
+    uint32_t count;                    /* Gaussians after the refine */
+    uint32_t clones, splits, pruned;   /* decisions (pruned counts rows of the grown set) */
+} splat_densify_result;
+
+splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *res, splat_error *err);
+
+/* Records the opacity reset of rows [0, n): opacity = min(opacity, 0.01), its moments zeroed. */
+void splat__opacity_reset_record(splat_cmd *c, const splat_densify_pipes *p, const splat_scene_gpu *params,
+                                 const splat_scene_gpu *moments, uint32_t n);
+
+#endif

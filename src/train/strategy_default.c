@@ -1,0 +1,251 @@
+/* train: gsplat's default strategy (docs/TRAIN.md, "Densification"): every refine_every steps
+ * between refine_start and refine_stop, clone small and split large Gaussians whose average
+ * screen-space gradient is high and prune transparent (and, after the first reset, huge) ones;
+ * every reset_every steps, reset opacities. The decisions, scans and moves run on the GPU
+ * (densify_mark, the scan, densify_apply); the host waits once per refine, to learn the new
+ * count and size the new arrays. */
+#include "train/strategy.h"
+
+struct splat_strategy_state {
+    splat_densify_pipes pipes;
+    splat_densify_bufs bufs;
+};
+
+splat_status splat__densify_pipes_init(splat_gpu *g, splat_densify_pipes *p, splat_error *err)
+{
+    memset(p, 0, sizeof *p);
+    const uint32_t push = sizeof(splat_train_push);
+    splat_status st = splat__pipe_init(
+        g, &p->mark, &(splat_pipe_desc){.shader = "densify_mark", .n_bindings = DENSIFY_MARK_BINDINGS, .push_size = push}, err);
+    if (st == SPLAT_OK)
+        st = splat__pipe_init(
+            g, &p->apply, &(splat_pipe_desc){.shader = "densify_apply", .n_bindings = DENSIFY_APPLY_BINDINGS, .push_size = push},
+            err);
+    if (st == SPLAT_OK)
+        st = splat__pipe_init(
+            g, &p->opacity_reset,
+            &(splat_pipe_desc){.shader = "opacity_reset", .n_bindings = OPACITY_RESET_BINDINGS, .push_size = push}, err);
+    if (st != SPLAT_OK) splat__densify_pipes_free(g, p);
+    return st;
+}
+
+void splat__densify_pipes_free(splat_gpu *g, splat_densify_pipes *p)
+{
+    splat__pipe_free(g, &p->mark);
+    splat__pipe_free(g, &p->apply);
+    splat__pipe_free(g, &p->opacity_reset);
+}
+
+void splat__densify_bufs_free(splat_gpu *g, splat_densify_bufs *d)
+{
+    splat_buf *all[] = {&d->keep,      &d->clone,     &d->split,     &d->off_keep, &d->off_clone, &d->off_split,
+                        &d->tot_keep,  &d->tot_clone, &d->tot_split, &d->totals,   &d->info,      &d->scan_scratch,
+                        &d->readback};
+    for (size_t k = 0; k < SPLAT_COUNTOF(all); k++) splat__buf_free(g, all[k]);
+    d->capacity = 0;
+}
+
+static splat_status bufs_ensure(splat_gpu *g, const splat_sorter *sorter, splat_densify_bufs *d, uint32_t capacity,
+                                splat_error *err)
+{
+    if (d->capacity >= capacity && d->keep.buffer) return SPLAT_OK;
+    splat__densify_bufs_free(g, d);
+    uint64_t n = (uint64_t)capacity * 5 / 4 + 1024;
+    splat_buf_spec parts[] = {
+        {&d->keep, "densify.keep", n * 4, SPLAT_MEM_DEVICE},
+        {&d->clone, "densify.clone", n * 4, SPLAT_MEM_DEVICE},
+        {&d->split, "densify.split", n * 4, SPLAT_MEM_DEVICE},
+        {&d->off_keep, "densify.off_keep", n * 4, SPLAT_MEM_DEVICE},
+        {&d->off_clone, "densify.off_clone", n * 4, SPLAT_MEM_DEVICE},
+        {&d->off_split, "densify.off_split", n * 4, SPLAT_MEM_DEVICE},
+        {&d->tot_keep, "densify.tot_keep", 4, SPLAT_MEM_DEVICE},
+        {&d->tot_clone, "densify.tot_clone", 4, SPLAT_MEM_DEVICE},
+        {&d->tot_split, "densify.tot_split", 4, SPLAT_MEM_DEVICE},
+        {&d->totals, "densify.totals", 12, SPLAT_MEM_DEVICE},
+        {&d->info, "densify.info", 8, SPLAT_MEM_DEVICE},
+        {&d->scan_scratch, "densify.scan_scratch", splat__scan_scratch_bound(sorter, (uint32_t)n),
+         SPLAT_MEM_DEVICE},
+        {&d->readback, "densify.readback", 20, SPLAT_MEM_READBACK},
+    };
+    splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
+    if (st == SPLAT_OK) d->capacity = (uint32_t)n;
+    return st;
+}
+
+static void record_scan(splat_cmd *c, const splat_sorter *sorter, splat_densify_bufs *d, uint32_t n, splat_buf *in,
+                        splat_buf *out, splat_buf *total)
+{
+    splat__scan_record(c, sorter, &(splat_scan_args){
+        .in = SPLAT_VIEW(*in),
+        .out = SPLAT_VIEW(*out),
+        .max_count = n,
+        .total = SPLAT_VIEW(*total),
+        .scratch = SPLAT_VIEW(d->scan_scratch),
+    });
+}
+
+splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *res, splat_error *err)
+{
+    splat_gpu *g = job->gpu;
+    splat_stream *s = job->stream;
+    splat_densify_bufs *d = job->bufs;
+    uint32_t n = job->count;
+    memset(res, 0, sizeof *res);
+    splat_status st = bufs_ensure(g, job->sorter, d, n, err);
+    if (st != SPLAT_OK) return st;
+    splat_train_push pc = {.n = n, .seed = job->seed, .scene_scale = job->scene_scale, .step = job->step,
+                           .flags = job->prune_large_after};
+
+    /* 1: decisions and their scans; the host learns the new count */
+    splat_cmd *c = splat__stream_cmd(s);
+    splat__cmd_fill(c, SPLAT_VIEW(d->info), 0);
+    splat__cmd_barrier(c);
+    splat_scene_gpu *p = job->params, *m = job->moments;
+    splat_view mark[DENSIFY_MARK_BINDINGS] = {
+        [DENSIFY_MARK_SCALES] = SPLAT_VIEW(p->log_scales), [DENSIFY_MARK_OPACITIES] = SPLAT_VIEW(p->opacities),
+        [DENSIFY_MARK_STATS] = SPLAT_VIEW(*job->stats),    [DENSIFY_MARK_KEEP] = SPLAT_VIEW(d->keep),
+        [DENSIFY_MARK_CLONE] = SPLAT_VIEW(d->clone),       [DENSIFY_MARK_SPLIT] = SPLAT_VIEW(d->split),
+        [DENSIFY_MARK_INFO] = SPLAT_VIEW(d->info),
+    };
+    splat__cmd_dispatch_1d(c, &job->pipes->mark, mark, DENSIFY_MARK_BINDINGS, &pc, sizeof pc, n);
+    splat__cmd_barrier(c);
+    record_scan(c, job->sorter, d, n, &d->keep, &d->off_keep, &d->tot_keep);
+    record_scan(c, job->sorter, d, n, &d->clone, &d->off_clone, &d->tot_clone);
+    record_scan(c, job->sorter, d, n, &d->split, &d->off_split, &d->tot_split);
+    splat__cmd_barrier(c);
+    splat__cmd_copy(c, SPLAT_VIEW(d->tot_keep), SPLAT_VIEW_AT(d->totals, 0, 4));
+    splat__cmd_copy(c, SPLAT_VIEW(d->tot_clone), SPLAT_VIEW_AT(d->totals, 4, 4));
+    splat__cmd_copy(c, SPLAT_VIEW(d->tot_split), SPLAT_VIEW_AT(d->totals, 8, 4));
+    splat__cmd_barrier(c);
+    splat__cmd_copy(c, SPLAT_VIEW(d->totals), SPLAT_VIEW_AT(d->readback, 0, 12));
+    splat__cmd_copy(c, SPLAT_VIEW(d->info), SPLAT_VIEW_AT(d->readback, 12, 8));
+    st = splat__stream_sync(s, SPLAT_SYNC_COMMIT_AND_WAIT, err);
+    if (st != SPLAT_OK) return st;
+    uint32_t r[5];
+    memcpy(r, d->readback.map, sizeof r);
+    uint64_t new_count = (uint64_t)r[0] + r[1] + r[2];
+    if (new_count > UINT32_MAX / 4)
+        return splat__fail(err, SPLAT_ERR_LIMIT, "densification at step %u would make %llu Gaussians", job->step,
+                           (unsigned long long)new_count);
+    res->count = (uint32_t)new_count;
+    res->clones = r[3];
+    res->splits = r[4];
+    res->pruned = (uint32_t)((uint64_t)n + r[3] + r[4] - new_count);
+
+    /* 2: the new arrays, written in the order of docs/TRAIN.md */
+    splat_scene_gpu np, nm;
+    uint32_t cap = new_count ? (uint32_t)new_count : 1;
+    st = splat__scene_gpu_init(g, &np, "params", cap, false, err);
+    if (st != SPLAT_OK) return st;
+    st = splat__scene_gpu_init(g, &nm, "adam", cap * 2, false, err);
+    if (st != SPLAT_OK) {
+        splat__scene_gpu_free(g, &np);
+        return st;
+    }
+    c = splat__stream_cmd(s);
+    splat_view apply[DENSIFY_APPLY_BINDINGS] = {
+        [DENSIFY_APPLY_TOTALS] = SPLAT_VIEW(d->totals),       [DENSIFY_APPLY_OFF_KEEP] = SPLAT_VIEW(d->off_keep),
+        [DENSIFY_APPLY_OFF_CLONE] = SPLAT_VIEW(d->off_clone), [DENSIFY_APPLY_OFF_SPLIT] = SPLAT_VIEW(d->off_split),
+        [DENSIFY_APPLY_KEEP] = SPLAT_VIEW(d->keep),           [DENSIFY_APPLY_CLONE] = SPLAT_VIEW(d->clone),
+        [DENSIFY_APPLY_SPLIT] = SPLAT_VIEW(d->split),
+    };
+    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) {
+        apply[DENSIFY_APPLY_SRC_PARAMS + k] = SPLAT_VIEW(p->group[k]);
+        apply[DENSIFY_APPLY_SRC_MOMENTS + k] = SPLAT_VIEW(m->group[k]);
+        apply[DENSIFY_APPLY_DST_PARAMS + k] = SPLAT_VIEW(np.group[k]);
+        apply[DENSIFY_APPLY_DST_MOMENTS + k] = SPLAT_VIEW(nm.group[k]);
+    }
+    splat__cmd_dispatch_1d(c, &job->pipes->apply, apply, DENSIFY_APPLY_BINDINGS, &pc, sizeof pc, n);
+    st = splat__stream_sync(s, SPLAT_SYNC_COMMIT_AND_WAIT, err);
+    if (st != SPLAT_OK) {
+        splat__scene_gpu_free(g, &np);
+        splat__scene_gpu_free(g, &nm);
+        return st;
+    }
+    splat__scene_gpu_free(g, p);
+    splat__scene_gpu_free(g, m);
+    *p = np;
+    *m = nm;
+    p->count = res->count;
+    return SPLAT_OK;
+}
+
+void splat__opacity_reset_record(splat_cmd *c, const splat_densify_pipes *p, const splat_scene_gpu *params,
+                                 const splat_scene_gpu *moments, uint32_t n)
+{
+    splat_train_push pc = {.n = n};
+    splat_view v[OPACITY_RESET_BINDINGS] = {
+        [OPACITY_RESET_OPACITIES] = SPLAT_VIEW(params->opacities),
+        [OPACITY_RESET_MOMENTS] = SPLAT_VIEW(moments->opacities),
+    };
+    splat__cmd_dispatch_1d(c, &p->opacity_reset, v, OPACITY_RESET_BINDINGS, &pc, sizeof pc, n);
+}
+
+/* ------------------------------------------------------------------ the strategy */
+
+static bool refine_due(const splat_train_desc *d, uint32_t s)
+{
+    return s < d->refine_stop && s > d->refine_start && s % d->refine_every == 0;
+}
+
+static bool reset_due(const splat_train_desc *d, uint32_t s) { return s < d->refine_stop && s > 0 && s % d->reset_every == 0; }
+
+static bool due(const splat_train_desc *d, uint32_t s) { return refine_due(d, s) || reset_due(d, s); }
+
+static splat_status init(splat_strategy_state **out, splat_gpu *g, splat_error *err)
+{
+    splat_strategy_state *s = splat__calloc(1, sizeof *s);
+    if (!s) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "densification: out of host memory");
+    splat_status st = splat__densify_pipes_init(g, &s->pipes, err);
+    if (st != SPLAT_OK) {
+        splat__free(s);
+        return st;
+    }
+    *out = s;
+    return SPLAT_OK;
+}
+
+static void destroy(splat_strategy_state *s, splat_gpu *g)
+{
+    if (!s) return;
+    splat__densify_pipes_free(g, &s->pipes);
+    splat__densify_bufs_free(g, &s->bufs);
+    splat__free(s);
+}
+
+/* At a step where both are due, refine comes first. */
+static splat_status run(splat_strategy_state *s, const splat_strategy_ctx *ctx, uint32_t step, bool *resized,
+                        splat_error *err)
+{
+    const splat_train_desc *d = ctx->desc;
+    splat_model *m = ctx->model;
+    splat_status st = SPLAT_OK;
+    if (refine_due(d, step)) {
+        splat_densify_job job = {
+            .gpu = ctx->gpu, .stream = ctx->stream, .sorter = ctx->sorter, .pipes = &s->pipes, .bufs = &s->bufs,
+            .params = &m->params, .moments = &m->moments, .stats = &ctx->rb->stats, .count = m->count, .step = step,
+            .seed = (uint32_t)d->seed ^ step, .scene_scale = (float)ctx->scene_scale, .prune_large_after = d->reset_every,
+        };
+        splat_densify_result res;
+        st = splat__densify_run(&job, &res, err);
+        if (st != SPLAT_OK) return st;
+        m->count = res.count;
+        *resized = true;
+    }
+    if (reset_due(d, step)) {
+        splat_cmd *c = splat__stream_cmd(ctx->stream);
+        splat__opacity_reset_record(c, &s->pipes, &m->params, &m->moments, m->count);
+        splat__cmd_barrier(c);
+        st = splat__stream_sync(ctx->stream, SPLAT_SYNC_COMMIT, err);
+    }
+    return st;
+}
+
+const splat_strategy_ops splat__strategy_default = {
+    .name = "default",
+    .stats = true,
+    .init = init,
+    .free = destroy,
+    .due = due,
+    .run = run,
+};
