@@ -13,7 +13,6 @@ layout(local_size_x = 16, local_size_y = 16) in;
 
 layout(std430, binding = LOSS_FRAME) readonly buffer FrameBuf { splat_frame frame; };
 layout(std430, binding = LOSS_SLOTS) readonly buffer Slots { splat_train_slot slots[]; };
-layout(std430, binding = LOSS_VIEWS) readonly buffer Views { splat_train_view views[]; };
 layout(std430, binding = LOSS_PIXELS) readonly buffer Images { uint pixels[]; };     // packed RGBA8
 layout(std430, binding = LOSS_RENDER) readonly buffer OutRGBT { vec4 out_rgbt[]; };  // [H,W] rendered rgb + T
 layout(std430, binding = LOSS_MAPS) writeonly buffer Maps { vec4 maps[]; };          // [H,W,3] dssim/d(mu_x, E[x^2], E[xy]) per channel
@@ -32,7 +31,7 @@ void main()
     uvec2 q = org + gl_LocalInvocationID.xy;
     uint tid = gl_LocalInvocationIndex;
     bool inside = q.x < W && q.y < H;
-    uint base = slots[pc.slot].image_base + views[slots[pc.slot].view].image_offset;
+    uint base = slots[pc.slot].image_offset;
     vec3 bg = vec3(frame.background[0], frame.background[1], frame.background[2]);
 
     float l1 = 0.0, sq = 0.0, ssim_sum = 0.0;

@@ -18,13 +18,10 @@
 #define SPLAT_ADAM_B2 0.999
 #define SPLAT_ADAM_EPS 1e-15
 
-/* A training view as the GPU reads it: its camera and where its image starts in the image store
- * (in pixels, one packed RGBA8 uint each). */
+/* A training view as the GPU reads it: its camera. */
 SPLAT_STRUCT(splat_train_view)
 {
     splat_gpu_camera cam;
-    u32 image_offset;
-    u32 pad;
 };
 
 /* What changes from one iteration to the next, written by the host into a ring slot before the
@@ -35,7 +32,9 @@ SPLAT_STRUCT(splat_train_slot)
                                 takes from the view table (splat__frame_make fills the rest) */
     u32 view;                /* index into the view table */
     u32 step;                /* 0-based */
-    u32 image_base;          /* offset added to the view's image offset (0, or the slot's streamed image) */
+    u32 image_offset;        /* where the view's ground truth starts in the pixels the slot's recording
+                                binds (in pixels, one packed RGBA8 uint each): its place in the resident
+                                image store, or 0 in a slot's own image (streamed, evaluation) */
     f32 bias1, bias2;        /* 1 - b1^t and sqrt(1 - b2^t), t = step + 1 */
     f32 lr_head[SPLAT_GROUP_COUNT];   /* learning rate of each group's head, and of the rest (core/params.h) */
     f32 lr_rest[SPLAT_GROUP_COUNT];
@@ -79,12 +78,11 @@ SPLAT_STRUCT(splat_train_push)
 /* loss_fwd.comp, loss_bwd.comp */
 #define LOSS_FRAME 0
 #define LOSS_SLOTS 1
-#define LOSS_VIEWS 2
-#define LOSS_PIXELS 3
-#define LOSS_RENDER 4
-#define LOSS_MAPS 5
-#define LOSS_OUT 6
-#define LOSS_BINDINGS 7
+#define LOSS_PIXELS 2
+#define LOSS_RENDER 3
+#define LOSS_MAPS 4
+#define LOSS_OUT 5
+#define LOSS_BINDINGS 6
 
 /* loss_reduce.comp */
 #define LOSS_REDUCE_FRAME 0

@@ -3,14 +3,15 @@
 #include <sys/wait.h>
 
 #include "harness.h"
+#include "io/io_util.h"
 
 /* Runs the tool with `args` (shell words), capturing stderr+stdout into *out (caller frees).
- * Returns the exit code. */
+ * Returns the exit code; 124 when it ran for 5 minutes (a loop that never ends fails the case). */
 static int run_cli(const char *args, char **out)
 {
     char cmd[4096], log[600];
     snprintf(log, sizeof log, "%s", splat_test_path("cli.log"));
-    snprintf(cmd, sizeof cmd, "%s %s >'%s' 2>&1", SPLAT_CLI_PATH, args, log);
+    snprintf(cmd, sizeof cmd, "timeout 300 %s %s >'%s' 2>&1", SPLAT_CLI_PATH, args, log);
     int rc = system(cmd);
     FILE *f = fopen(log, "rb");
     *out = calloc(1, 1 << 20);
@@ -117,4 +118,146 @@ SPLAT_TEST(cli_demo_train_render)
     free(out);
     snprintf(path, sizeof path, "%s/r/render_0000.png", out_dir);
     T_CHECK(exists(path));
+}
+
+/* A number after `key` in `text` (e.g. "\"psnr\":" in a metrics.json, "PSNR " in a summary). */
+static double number_after(const char *text, const char *key)
+{
+    const char *p = text ? strstr(text, key) : NULL;
+    return p ? strtod(p + strlen(key), NULL) : NAN;
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *s = calloc(1, 1 << 16);
+    size_t n = fread(s, 1, (1 << 16) - 1, f);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* A small demo scene, once per case. */
+static const char *cli_demo(const char *name, uint32_t size, uint32_t views)
+{
+    static char dir[600];
+    char args[800], *out;
+    snprintf(dir, sizeof dir, "%s", splat_test_path(name));
+    snprintf(args, sizeof args, "demo '%s' --size %u --views %u -q", dir, size, views);
+    int rc = run_cli(args, &out);
+    if (rc != 0) splat_test_fail(__FILE__, __LINE__, "demo:", "exit %d: %s", rc, out);
+    free(out);
+    return rc == 0 ? dir : NULL;
+}
+
+/* Checkpoints and resumes end to end: --checkpoint-every writes one; a resume with a larger
+ * --steps goes on to the new total (it once waited forever for a total the checkpoint had
+ * overwritten); a resume past the end of the run, or on another dataset, is refused. */
+SPLAT_TEST(cli_checkpoint_resume)
+{
+    const char *dir = cli_demo("demo", 32, 8);
+    if (!dir) return;
+    char a[600], b[600], other[600], args[2400], path[800], *out;
+    snprintf(a, sizeof a, "%s", splat_test_path("a"));
+    snprintf(b, sizeof b, "%s", splat_test_path("b"));
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 20 --checkpoint-every 10 -q", dir, a);
+    T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/checkpoint.ckpt", a);
+    T_REQUIRE(exists(path), "no checkpoint written");
+    char ckpt[800];
+    snprintf(ckpt, sizeof ckpt, "%s", path);
+
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --resume '%s' -q", dir, b, ckpt);
+    int rc = run_cli(args, &out);
+    T_CHECK(rc == 0, "resume to 40 steps: exit %d: %s", rc, out);
+    free(out);
+    snprintf(path, sizeof path, "%s/metrics.json", b);
+    char *m = read_text(path);
+    T_CHECK(m && number_after(m, "\"steps\":") == 20, "the resumed run trained %g steps, not 20: %s",
+            number_after(m, "\"steps\":"), m ? m : "(no metrics.json)");
+    free(m);
+
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 10 --resume '%s' -q", dir, b, ckpt);
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 1 && strstr(out, "past the end"), "resume past the end: exit %d: %s", rc, out);
+    free(out);
+
+    const char *o = cli_demo("other", 32, 9);
+    if (!o) return;
+    snprintf(other, sizeof other, "%s", o);
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --resume '%s' -q", other, b, ckpt);
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 1 && strstr(out, "another dataset"), "resume on another dataset: exit %d: %s", rc, out);
+    free(out);
+}
+
+/* `splatc eval` of a trained scene gives what the training run reported for the same views,
+ * `splatc info` passes its self-check, and `splatc render` writes what splat_render renders. */
+SPLAT_TEST(cli_eval_info_render)
+{
+    const char *dir = cli_demo("demo", 32, 8);
+    if (!dir) return;
+    char o[600], args[2400], path[800], *out;
+    snprintf(o, sizeof o, "%s", splat_test_path("o"));
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 30 --eval -q", dir, o);
+    T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/metrics.json", o);
+    char *m = read_text(path);
+    double trained = number_after(m, "\"psnr\":");
+    free(m);
+    snprintf(args, sizeof args, "eval '%s/point_cloud.ply' '%s' --eval", o, dir);
+    T_CHECK(run_cli(args, &out) == 0, "%s", out);
+    double evaluated = number_after(out, "PSNR ");
+    T_CHECK(fabs(evaluated - trained) < 1e-3, "eval says %.4f, training said %.4f: %s", evaluated, trained, out);
+    free(out);
+
+    T_CHECK(run_cli("info", &out) == 0 && strstr(out, "self-check: GPU render matches"), "%s", out);
+    free(out);
+
+    snprintf(args, sizeof args, "render '%s/point_cloud.ply' --camera 32,24,30,31,16.5,11,0.9,0.1,0.3,0,0.1,-0.2,3.1 "
+                                "--background 0.2,0.4,0.6 -o '%s/r' -q", o, o);
+    T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
+    free(out);
+    splat_error err = {0};
+    splat_scene s;
+    splat_ctx *ctx;
+    snprintf(path, sizeof path, "%s/point_cloud.ply", o);
+    T_OK(splat_scene_load_ply(path, &s, &err), &err);
+    T_OK(splat_ctx_init(&ctx, NULL, &err), &err);
+    splat_camera cam;
+    uint32_t n = 0;
+    splat_camera *cams = NULL;
+    /* the same camera through the library: the pose as the CLI reads it (COLMAP quaternion) */
+    snprintf(path, sizeof path, "%s/cam.json", o);
+    FILE *f = fopen(path, "wb");
+    T_REQUIRE(f);
+    double q[4] = {0.9, 0.1, 0.3, 0}, qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    for (int k = 0; k < 4; k++) q[k] /= qn;
+    double R[9];
+    splat__quat_to_mat(q, R);
+    fprintf(f, "[{\"name\": \"v\", \"width\": 32, \"height\": 24, \"fx\": 30, \"fy\": 31, \"cx\": 16.5, \"cy\": 11, \"R\": [");
+    for (int k = 0; k < 9; k++) fprintf(f, "%s%.17g", k ? ", " : "", (double)(float)R[k]);
+    fprintf(f, "], \"t\": [0.1, -0.2, 3.1]}]");
+    fclose(f);
+    T_OK(splat_read_cameras(path, &cams, &n, &err), &err);
+    cam = cams[0];
+    float *img = NULL;
+    splat_render_desc rd = {.background = {0.2f, 0.4f, 0.6f}};
+    T_OK(splat_render(ctx, &s, &cam, 1, &rd, &img, &err), &err);
+    snprintf(path, sizeof path, "%s/r/render_0000.png", o);
+    splat_image png;
+    T_OK(splat__image_load(path, &png, &err), &err);
+    uint32_t differ = 0;
+    for (uint32_t p = 0; p < 32 * 24; p++)
+        for (int c = 0; c < 3; c++)
+            differ += png.rgba[4 * p + c] != (uint8_t)lrintf(255.0f * fminf(fmaxf(img[3 * p + c], 0.0f), 1.0f));
+    T_CHECK(png.width == 32 && png.height == 24 && differ == 0, "%u of %u values differ from splat_render's", differ, 32 * 24 * 3);
+    splat__image_free(&png);
+    splat_free(img);
+    splat_free(cams);
+    splat_scene_free(&s);
+    splat_ctx_free(ctx);
 }

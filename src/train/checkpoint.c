@@ -20,7 +20,7 @@ splat_status splat__train_scene(splat_trainer *t, splat_scene *scene, splat_erro
 /* ------------------------------------------------------------------ checkpoints */
 
 /* A checkpoint: "meta", then "params.<group>" and "adam.<group>" for every group in the order of
- * core/params.h, then "stats". */
+ * core/params.h, then "stats", then "data" (which dataset it trained on). */
 typedef struct ckpt_meta {
     uint32_t version, step, steps, count, sh_max, pad;
     double scene_scale;
@@ -37,6 +37,30 @@ typedef struct ckpt_part {
 } ckpt_part;
 
 #define CKPT_PARTS (2 * SPLAT_GROUP_COUNT + 1)
+
+/* The dataset a checkpoint trained on: its views (names and image sizes, in order) and which are
+ * held out, hashed (FNV-1a), so a resume on another dataset (or another split) is refused. */
+typedef struct ckpt_data {
+    uint32_t n_views, n_train;
+    uint64_t hash;
+} ckpt_data;
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    for (size_t k = 0; k < n; k++) h = (h ^ ((const uint8_t *)p)[k]) * 0x100000001b3ull;
+    return h;
+}
+
+static ckpt_data data_of(const splat_trainer *t)
+{
+    ckpt_data d = {t->ds.n_views, t->n_train, 0xcbf29ce484222325ull};
+    for (uint32_t v = 0; v < t->ds.n_views; v++) {
+        const splat_data_view *w = &t->ds.views[v];
+        uint32_t size[3] = {w->camera.width, w->camera.height, w->is_test};
+        d.hash = fnv(fnv(d.hash, w->name, strlen(w->name) + 1), size, sizeof size);
+    }
+    return d;
+}
 
 static void ckpt_parts(splat_trainer *t, uint64_t n, ckpt_part parts[CKPT_PARTS])
 {
@@ -56,13 +80,17 @@ splat_status splat__train_save(splat_trainer *t, const char *path, splat_error *
     splat_status st = splat__train_drain(t, err);
     if (st != SPLAT_OK) return st;
     ckpt_meta meta = {CKPT_VERSION, t->step, t->steps, t->model.count, t->sh_max, 0, t->scene_scale, t->desc.seed};
+    ckpt_data data = data_of(t);
     ckpt_part parts[CKPT_PARTS];
     ckpt_parts(t, t->model.count, parts);
-    splat_section sec[1 + CKPT_PARTS];
+    splat_section sec[2 + CKPT_PARTS];
     memset(sec, 0, sizeof sec);
     snprintf(sec[0].name, sizeof sec[0].name, "meta");
     sec[0].data = &meta;
     sec[0].size = sizeof meta;
+    snprintf(sec[1 + CKPT_PARTS].name, sizeof sec[0].name, "data");
+    sec[1 + CKPT_PARTS].data = &data;
+    sec[1 + CKPT_PARTS].size = sizeof data;
     for (size_t k = 0; k < CKPT_PARTS && st == SPLAT_OK; k++) {
         _Static_assert(sizeof sec[0].name == sizeof parts[0].name, "section names");
         memcpy(sec[k + 1].name, parts[k].name, sizeof sec[k + 1].name);
@@ -72,7 +100,7 @@ splat_status splat__train_save(splat_trainer *t, const char *path, splat_error *
         else st = splat__buf_download(t->env.gpu, parts[k].buf, 0, sec[k + 1].data, parts[k].bytes, err);
     }
     if (st == SPLAT_OK) st = splat__ckpt_write(path, sec, (uint32_t)SPLAT_COUNTOF(sec), err);
-    for (size_t k = 1; k < SPLAT_COUNTOF(sec); k++) splat__free(sec[k].data);
+    for (size_t k = 1; k <= CKPT_PARTS; k++) splat__free(sec[k].data);
     return st;
 }
 
@@ -107,6 +135,23 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
         st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: checkpoint version %u, step %u of %u", path, meta.version, meta.step, meta.steps);
         goto done;
     }
+    /* the run's own length decides where it ends: a resume may go further than the run that
+     * wrote the checkpoint (docs/TRAIN.md says what each schedule follows) */
+    if (meta.step > t->steps) {
+        st = splat__fail(err, SPLAT_ERR_INVALID_ARG, "%s: the checkpoint is at step %u, past the end of this run (%u steps)",
+                         path, meta.step, t->steps);
+        goto done;
+    }
+    const splat_section *d = splat__ckpt_find(sec, n_sec, "data");
+    ckpt_data here = data_of(t), there;
+    if (d && d->size == sizeof there) memcpy(&there, d->data, sizeof there);
+    if (d && (d->size != sizeof there || there.hash != here.hash || there.n_views != here.n_views)) {
+        st = splat__fail(err, SPLAT_ERR_INVALID_ARG,
+                         "%s: the checkpoint trained on another dataset or split (%u views, %u for training; here %u and %u)",
+                         path, d->size == sizeof there ? there.n_views : 0, d->size == sizeof there ? there.n_train : 0,
+                         here.n_views, here.n_train);
+        goto done;
+    }
     uint64_t n = meta.count;
     st = splat__scene_init(&scene, meta.count ? meta.count : 1, err);
     if (st != SPLAT_OK) goto done;
@@ -120,7 +165,6 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
         if (s) memcpy(*splat__scene_group(&scene, g), s->data, parts[g].bytes);
     }
     if (st == SPLAT_OK) {
-        t->steps = meta.steps;
         t->sh_max = meta.sh_max;
         t->scene_scale = meta.scene_scale;
         t->desc.seed = meta.seed;

@@ -46,7 +46,7 @@ static splat_status eval_view(splat_trainer *t, uint32_t v, const char *render_d
     splat_status st = splat__images_load(&t->ds, v, &im, err);
     if (st != SPLAT_OK) return st;
     memcpy(t->images.slot_images[SPLAT_TRAIN_RING].map, im.rgba, (size_t)im.width * im.height * 4);
-    splat__train_fill_slot(t, (splat_train_slot *)t->ring.slots.map + SPLAT_TRAIN_RING, t->step, v, false);
+    splat__train_fill_slot(t, SPLAT_TRAIN_RING, t->step, v, false);
     const splat_train_report *rep =
         (const splat_train_report *)((const char *)t->ring.reports.map + SPLAT_TRAIN_RING * t->ring.report_stride);
     st = splat__render_run(t->env.stream, t->env.renderer, &t->rb,

@@ -32,8 +32,9 @@ splat_status splat__images_init(splat_gpu *g, splat_image_store *s, const splat_
     uint64_t total = 0;
     splat_train_view *views = splat__calloc(ds->n_views, sizeof *views);
     s->host = splat__calloc(ds->n_views, sizeof *s->host);
+    s->offset = splat__calloc(ds->n_views, sizeof *s->offset);
     s->n_views = ds->n_views;
-    if (!views || !s->host) {
+    if (!views || !s->host || !s->offset) {
         splat__free(views);
         return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "training images: out of host memory");
     }
@@ -54,7 +55,7 @@ splat_status splat__images_init(splat_gpu *g, splat_image_store *s, const splat_
         memcpy(views[v].cam.R, c->R, sizeof c->R);
         memcpy(views[v].cam.t, c->t, sizeof c->t);
         if (!s->streamed && s->host[v].rgba) {
-            views[v].image_offset = (uint32_t)(offset / 4);
+            s->offset[v] = (uint32_t)(offset / 4);
             offset += (uint64_t)s->host[v].width * s->host[v].height * 4;
         }
     }
@@ -86,12 +87,18 @@ void splat__images_free(splat_gpu *g, splat_image_store *s)
     if (s->host)
         for (uint32_t v = 0; v < s->n_views; v++) splat__image_free(&s->host[v]);
     splat__free(s->host);
+    splat__free(s->offset);
     memset(s, 0, sizeof *s);
 }
 
 const splat_buf *splat__images_pixels(const splat_image_store *s, uint32_t slot)
 {
     return s->streamed || slot == SPLAT_TRAIN_RING ? &s->slot_images[slot] : &s->images;
+}
+
+uint32_t splat__images_offset(const splat_image_store *s, uint32_t slot, uint32_t view)
+{
+    return splat__images_pixels(s, slot) == &s->images ? s->offset[view] : 0;
 }
 
 void splat__images_stage(splat_image_store *s, uint32_t slot, uint32_t view)

@@ -15,7 +15,7 @@ void splat__loss_record(splat_cmd *c, const splat_train_pipes *p, const splat_lo
     uint32_t gx = splat__div_up(a->width, SPLAT_TILE), gy = splat__div_up(a->height, SPLAT_TILE);
     splat_train_push pc = {.slot = a->slot, .width = a->width, .height = a->height};
     splat_view v[LOSS_BINDINGS] = {
-        [LOSS_FRAME] = a->frame, [LOSS_SLOTS] = a->slots, [LOSS_VIEWS] = a->views, [LOSS_PIXELS] = a->pixels,
+        [LOSS_FRAME] = a->frame, [LOSS_SLOTS] = a->slots,  [LOSS_PIXELS] = a->pixels,
         [LOSS_RENDER] = a->render, [LOSS_MAPS] = a->maps, [LOSS_OUT] = a->parts,
     };
     splat__cmd_dispatch(c, &p->loss_fwd, v, LOSS_BINDINGS, &pc, sizeof pc, gx, gy, 1);

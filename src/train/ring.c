@@ -21,7 +21,6 @@ void splat__train_record(splat_trainer *t, splat_cmd *c, uint32_t slot, bool bac
     splat__loss_record(c, &t->pipes, &(splat_loss_args){
         .frame = SPLAT_VIEW(rb->frame),
         .slots = SPLAT_VIEW(t->ring.slots),
-        .views = SPLAT_VIEW(t->images.views),
         .pixels = SPLAT_VIEW(*splat__images_pixels(&t->images, slot)),
         .render = SPLAT_VIEW(rb->out_rgbt),
         .maps = SPLAT_VIEW(t->maps),
@@ -189,7 +188,7 @@ static splat_status submit_step(splat_trainer *t, uint32_t slot, splat_error *er
 {
     uint32_t step = t->step;
     uint32_t view = splat__train_view_of_step(t, step);
-    splat__train_fill_slot(t, (splat_train_slot *)t->ring.slots.map + slot, step, view, true);
+    splat__train_fill_slot(t, slot, step, view, true);
     splat__images_stage(&t->images, slot, view);
     uint64_t value;
     splat_status st = splat__stream_replay(t->env.stream, &t->ring.rec[slot], &value, err);

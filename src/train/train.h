@@ -32,7 +32,7 @@
 #include "render/render.h"
 #include "train_types.h"
 
-_Static_assert(sizeof(splat_train_view) == 80, "view layout");
+_Static_assert(sizeof(splat_train_view) == 72, "view layout");
 _Static_assert(sizeof(splat_train_slot) == 136 + 8 * SPLAT_GROUP_COUNT, "slot layout");
 _Static_assert(sizeof(splat_train_report) == 64, "report layout");
 _Static_assert(sizeof(splat_train_push) == 32, "push layout");
@@ -63,8 +63,7 @@ void splat__frame_setup_record(splat_cmd *c, const splat_train_pipes *p, splat_v
 /* loss.c: L1 + D-SSIM of a render against its ground truth, its gradient, and the report. */
 typedef struct splat_loss_args {
     splat_view frame;        /* splat_frame: the image size and background */
-    splat_view slots;        /* [ring] splat_train_slot: the view and the image offset */
-    splat_view views;        /* [views] splat_train_view */
+    splat_view slots;        /* [ring] splat_train_slot: the image offset */
     splat_view pixels;       /* packed RGBA8 ground truth */
     splat_view render;       /* [H,W,4] the render (out_rgbt) */
     splat_view maps;         /* [H,W,3] vec4 scratch: the SSIM derivative maps */
@@ -103,6 +102,7 @@ typedef struct splat_image_store {
     splat_buf views;                          /* [views] splat_train_view */
     splat_buf images;                         /* resident: packed RGBA8 of the training views */
     splat_buf slot_images[SPLAT_TRAIN_RING + 1]; /* streamed (and evaluation): one view's pixels */
+    uint32_t *offset;                         /* [views] resident: where each view starts in `images`, in pixels */
     uint32_t n_views;
 } splat_image_store;
 
@@ -113,8 +113,10 @@ splat_status splat__images_init(splat_gpu *g, splat_image_store *s, const splat_
 void splat__images_free(splat_gpu *g, splat_image_store *s);
 /* A view's image from disk, downsampled as its view says and checked against its camera. */
 splat_status splat__images_load(const splat_dataset *ds, uint32_t v, splat_image *out, splat_error *err);
-/* Where ring slot `slot` finds its ground truth, and (streamed) putting view v's pixels there. */
+/* Where ring slot `slot` finds its ground truth: the buffer its recording binds, and where view v
+ * starts in it (the slot's image_offset); and (streamed) putting view v's pixels there. */
 const splat_buf *splat__images_pixels(const splat_image_store *s, uint32_t slot);
+uint32_t splat__images_offset(const splat_image_store *s, uint32_t slot, uint32_t view);
 void splat__images_stage(splat_image_store *s, uint32_t slot, uint32_t view);
 
 /* model.c: what the optimizer owns. */
@@ -201,9 +203,9 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
 uint32_t splat__train_view_of_step(const splat_trainer *t, uint32_t step);
 /* The SH degree training has reached at `step`. */
 uint32_t splat__train_degree(const splat_trainer *t, uint32_t step);
-/* Fills ring slot `s` for `step` rendering `view`: training (random background, learning rates)
- * or evaluation (the resolved background, the degree reached). */
-void splat__train_fill_slot(const splat_trainer *t, splat_train_slot *s, uint32_t step, uint32_t view, bool training);
+/* Fills ring slot `slot` (SPLAT_TRAIN_RING: evaluation's) for `step` rendering `view`: training
+ * (random background, learning rates) or evaluation (the resolved background, the degree reached). */
+void splat__train_fill_slot(const splat_trainer *t, uint32_t slot, uint32_t step, uint32_t view, bool training);
 
 /* ring.c */
 /* Records an iteration's kernels into `c` for ring slot `slot`: with backward (training) or
