@@ -227,3 +227,34 @@ SPLAT_TEST(stream_timestamps)
     splat__stream_free(&s);
     fixture_free(&f);
 }
+
+/* A recording failure after earlier work was submitted (adaptive commits): the sync that reports
+ * it waits for that work, so the caller may free what it used at once. Freeing device memory a
+ * submitted command buffer still used made the validation layers report VUID-vkFreeMemory-
+ * memory-00677 and lavapipe crash (a 4096x4096 `splatc render` on lavapipe, issue 10). The
+ * harness fails the case on any validation message. */
+SPLAT_TEST(stream_error_waits_for_submitted_work)
+{
+    fixture f;
+    if (!fixture_init(&f, 1u << 20)) return;
+    splat_error err = {0};
+    splat_stream s;
+    T_OK(splat__stream_init(f.g, &s, &err), &err);
+    s.threshold = 4;
+    for (int k = 0; k < 64; k++) {
+        record_affine(splat__stream_cmd(&s), &f, 1.0001f, 0.5f);
+        T_OK(splat__stream_sync(&s, SPLAT_SYNC_ADAPTIVE, &err), &err);
+    }
+    T_CHECK(s.submits > 0, "no work was submitted before the failure");
+    /* a dispatch binding one buffer too many fails the command */
+    splat_view two[] = {SPLAT_VIEW(f.buf), SPLAT_VIEW(f.buf)};
+    affine_push pc = {f.n, 1, 0};
+    splat__cmd_dispatch_1d(splat__stream_cmd(&s), &f.pipe, two, 2, &pc, sizeof pc, f.n);
+    splat_status st = splat__stream_sync(&s, SPLAT_SYNC_COMMIT_AND_WAIT, &err);
+    T_CHECK(st == SPLAT_ERR_SHADER, "%s: %s", splat_status_str(st), err.msg);
+    T_CHECK(splat__stream_completed(&s) == s.submitted, "submission %llu of %llu complete after the failure",
+            (unsigned long long)splat__stream_completed(&s), (unsigned long long)s.submitted);
+    splat__buf_free(f.g, &f.buf); /* what the submitted work used, freed at once */
+    splat__stream_free(&s);
+    fixture_free(&f);
+}

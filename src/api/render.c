@@ -1,5 +1,25 @@
 /* api: rendering, forward and backward, in immediate mode. */
+#include <stdio.h>
+
 #include "api/api.h"
+
+/* A camera the renderer can take: a size in 1..16384 whose per-pixel buffers (rgb and final
+ * transmittance, 16 bytes a pixel) each fit one storage binding of the device. Checked before
+ * any work, so a frame too large is an error naming it, not a failure in the middle. */
+static splat_status check_camera(const splat_ctx *ctx, const splat_camera *cam, uint32_t k, uint32_t n, splat_error *err)
+{
+    char which[32] = "";
+    if (n > 1) snprintf(which, sizeof which, "camera %u: ", k);
+    if (cam->width == 0 || cam->height == 0 || cam->width > 16384 || cam->height > 16384)
+        return splat__fail(err, SPLAT_ERR_INVALID_ARG, "%sa camera of %ux%u (1..16384 each)", which, cam->width, cam->height);
+    uint64_t bytes = (uint64_t)cam->width * cam->height * 16, most = ctx->gpu->info.max_storage_range;
+    if (bytes > most)
+        return splat__fail(err, SPLAT_ERR_LIMIT,
+                           "%sa %ux%u image needs %.0f MiB in one storage binding, %s allows %.0f MiB "
+                           "(maxStorageBufferRange); render a smaller image",
+                           which, cam->width, cam->height, bytes / 1048576.0, ctx->gpu->info.name, most / 1048576.0);
+    return SPLAT_OK;
+}
 
 splat_status splat_render(splat_ctx *ctx, const splat_scene *scene, const splat_camera *cams, uint32_t n,
                           const splat_render_desc *desc, float **images, splat_error *err)
@@ -10,9 +30,8 @@ splat_status splat_render(splat_ctx *ctx, const splat_scene *scene, const splat_
     if (st != SPLAT_OK) return st;
     uint32_t max_w = 1, max_h = 1;
     for (uint32_t k = 0; k < n; k++) {
-        if (cams[k].width == 0 || cams[k].height == 0 || cams[k].width > 16384 || cams[k].height > 16384)
-            return splat__fail(err, SPLAT_ERR_INVALID_ARG, "camera %u: size %ux%u (1..16384 each)", k, cams[k].width,
-                               cams[k].height);
+        st = check_camera(ctx, &cams[k], k, n, err);
+        if (st != SPLAT_OK) return st;
         max_w = SPLAT_MAX(max_w, cams[k].width);
         max_h = SPLAT_MAX(max_h, cams[k].height);
     }
@@ -60,8 +79,8 @@ splat_status splat_render_backward(splat_ctx *ctx, const splat_scene *scene, con
     splat_render_desc rd;
     splat_status st = splat__render_options(desc, scene->sh_degree, &rd, err);
     if (st != SPLAT_OK) return st;
-    if (cam->width == 0 || cam->height == 0 || cam->width > 16384 || cam->height > 16384)
-        return splat__fail(err, SPLAT_ERR_INVALID_ARG, "camera size %ux%u (1..16384 each)", cam->width, cam->height);
+    st = check_camera(ctx, cam, 0, 1, err);
+    if (st != SPLAT_OK) return st;
     const splat_renderer *r;
     st = splat__ctx_renderer(ctx, &r, err);
     if (st != SPLAT_OK) return st;

@@ -441,8 +441,11 @@ static int cmd_render(int argc, char **argv)
         float *img = NULL;
         char path[1024];
         snprintf(path, sizeof path, "%s/render_%04u.png", out, k);
-        if (splat_render(ctx, &scene, &cams[k], 1, &rd, &img, &err) != SPLAT_OK ||
-            splat_write_png(path, img, NULL, cams[k].width, cams[k].height, &err) != SPLAT_OK)
+        if (splat_render(ctx, &scene, &cams[k], 1, &rd, &img, &err) != SPLAT_OK) {
+            if (cams_path) fprintf(stderr, "splatc: %s, camera %u: %s\n", cams_path, k, err.msg);
+            else fprintf(stderr, "splatc: --camera: %s\n", err.msg);
+            rc = 1;
+        } else if (splat_write_png(path, img, NULL, cams[k].width, cams[k].height, &err) != SPLAT_OK)
             rc = fail(&err);
         else if (!o.quiet) printf("wrote %s\n", path);
         splat_free(img);

@@ -242,7 +242,9 @@ splat_status splat__stream_init(splat_gpu *g, splat_stream *s, splat_error *err)
 void splat__stream_free(splat_stream *s);
 /* The command to encode into (opened on first use). */
 splat_cmd *splat__stream_cmd(splat_stream *s);
-/* Applies a sync kind to what is recorded (see splat_sync). Returns any recording failure. */
+/* Applies a sync kind to what is recorded (see splat_sync). Returns any recording failure. A
+ * failure (of the recording or of a submission) returns only after every earlier submission has
+ * completed, so the caller's error path may free whatever that work used. */
 splat_status splat__stream_sync(splat_stream *s, splat_sync kind, splat_error *err);
 /* Waits until submission `value` has completed (0: everything submitted) and recycles what
  * has retired. */

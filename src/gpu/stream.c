@@ -374,18 +374,23 @@ splat_status splat__stream_sync(splat_stream *s, splat_sync kind, splat_error *e
         }
         memset(&s->cmd.err, 0, sizeof s->cmd.err);
         s->pending = 0;
+        /* Work submitted before the failure (adaptive commits) may use what the caller frees
+         * next, on its error path: let it finish first. */
+        splat__stream_wait(s, 0, NULL);
         return st;
     }
+    splat_status st = SPLAT_OK;
     switch (kind) {
-    case SPLAT_SYNC_NONE: return SPLAT_OK;
-    case SPLAT_SYNC_ADAPTIVE: return s->pending >= s->threshold ? commit(s, err) : SPLAT_OK;
-    case SPLAT_SYNC_COMMIT: return commit(s, err);
-    case SPLAT_SYNC_COMMIT_AND_WAIT: {
-        splat_status st = commit(s, err);
-        return st != SPLAT_OK ? st : splat__stream_wait(s, 0, err);
+    case SPLAT_SYNC_NONE: break;
+    case SPLAT_SYNC_ADAPTIVE: st = s->pending >= s->threshold ? commit(s, err) : SPLAT_OK; break;
+    case SPLAT_SYNC_COMMIT: st = commit(s, err); break;
+    case SPLAT_SYNC_COMMIT_AND_WAIT:
+        st = commit(s, err);
+        return st != SPLAT_OK ? (splat__stream_wait(s, 0, NULL), st) : splat__stream_wait(s, 0, err);
     }
-    }
-    return SPLAT_OK;
+    /* a failed submission: what was submitted before it still finishes before the error returns */
+    if (st != SPLAT_OK) splat__stream_wait(s, 0, NULL);
+    return st;
 }
 
 /* ---------------------------------------------------------------- recordings */

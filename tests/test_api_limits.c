@@ -1,0 +1,46 @@
+/* The public API at the device's limits: refused clearly, before any work, and the context
+ * still renders afterwards. */
+#include "harness.h"
+
+/* A frame whose per-pixel buffers do not fit one storage binding (256 MiB at 4096x4096 on
+ * lavapipe's 128 MiB): SPLAT_ERR_LIMIT naming the camera and the limit. Once, rendering it freed
+ * buffers its submitted work still used, and lavapipe crashed. */
+SPLAT_TEST(api_render_frame_too_large)
+{
+    splat_error err = {0};
+    splat_ctx *ctx;
+    T_OK(splat_ctx_init(&ctx, NULL, &err), &err);
+    splat_device_info info;
+    splat_ctx_device(ctx, &info);
+    /* the smallest square frame past the limit, if one fits the API's 16384 */
+    uint64_t side = (uint64_t)ceil(sqrt((double)info.max_storage_range / 16.0)) + 1;
+    splat_scene s;
+    T_OK(splat_scene_init(&s, 1, &err), &err);
+    s.count = 1;
+    float mean[3] = {0, 0, 4}, ls[3] = {-1, -1, -1}, q[4] = {1, 0, 0, 0};
+    memcpy(s.means, mean, sizeof mean), memcpy(s.log_scales, ls, sizeof ls), memcpy(s.quats, q, sizeof q);
+    s.opacities[0] = 2;
+    memset(s.sh, 0, 48 * sizeof(float));
+    splat_camera cam = {.fx = 100, .fy = 100, .R = {1, 0, 0, 0, 1, 0, 0, 0, 1}};
+    float *img = NULL;
+    if (side <= 16384) {
+        cam.width = cam.height = (uint32_t)side;
+        cam.cx = cam.cy = (float)side / 2;
+        splat_status st = splat_render(ctx, &s, &cam, 1, NULL, &img, &err);
+        printf("  %ux%u on %s (binding limit %.0f MiB): %s: %s\n", cam.width, cam.height, info.name,
+               info.max_storage_range / 1048576.0, splat_status_str(st), err.msg);
+        T_CHECK(st == SPLAT_ERR_LIMIT && strstr(err.msg, "image needs") && strstr(err.msg, "maxStorageBufferRange"), "%s: %s",
+                splat_status_str(st), err.msg);
+        T_CHECK(img == NULL);
+        memset(&err, 0, sizeof err);
+    } else {
+        printf("  %s binds %.0f MiB: every frame the API takes fits\n", info.name, info.max_storage_range / 1048576.0);
+    }
+    cam.width = cam.height = 64;
+    cam.cx = cam.cy = 32;
+    T_OK(splat_render(ctx, &s, &cam, 1, NULL, &img, &err), &err);
+    T_CHECK(img && img[3 * (32 * 64 + 32)] > 0.1f, "the Gaussian at the centre is not rendered");
+    splat_free(img);
+    splat_scene_free(&s);
+    splat_ctx_free(ctx);
+}
