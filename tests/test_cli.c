@@ -40,6 +40,23 @@ SPLAT_TEST(cli_usage_errors)
     free(out);
     T_CHECK(run_cli("train --help", &out) == 0 && strstr(out, "--max-gaussians-per-tile"), "%s", out);
     free(out);
+    /* numbers that are not finite, or would not survive the cast to the type that holds them:
+     * refused as usage errors before anything runs (--camera nan once reached an undefined
+     * double-to-uint32 cast) */
+    const char *bad[] = {"--camera inf,8,8,8,4,4,1,0,0,0,0,0,3", "--camera nan,8,8,8,4,4,1,0,0,0,0,0,3",
+                         "--camera 1e10,8,8,8,4,4,1,0,0,0,0,0,3", "--camera 8.5,8,8,8,4,4,1,0,0,0,0,0,3",
+                         "--camera 8,8,inf,8,4,4,1,0,0,0,0,0,3", "--camera 8,8,1e300,8,4,4,1,0,0,0,0,0,3",
+                         "--camera 8,8,8,8,4,4,0,0,0,0,0,0,3", "--camera 8,8,8,8,4,4,1,0,0,0,nan,0,3",
+                         "--camera 8,8,8,8,4,4,1,0,0,0,0,0,3 --background nan,0,0",
+                         "--camera 8,8,8,8,4,4,1,0,0,0,0,0,3 --background 0.5,2,0"};
+    for (size_t k = 0; k < SPLAT_COUNTOF(bad); k++) {
+        char a[300];
+        snprintf(a, sizeof a, "render none.ply %s -o none", bad[k]);
+        int rc = run_cli(a, &out);
+        T_CHECK(rc == 2 && strstr(out, bad[k][2] == 'c' && !strstr(bad[k], "background") ? "--camera" : "--background"),
+                "%s: exit %d: %s", bad[k], rc, out);
+        free(out);
+    }
     const char *cmds[] = {"render", "eval", "demo", "info"};
     for (size_t k = 0; k < SPLAT_COUNTOF(cmds); k++) {
         char a[64];

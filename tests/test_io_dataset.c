@@ -231,6 +231,48 @@ SPLAT_TEST(io_colmap_bad_input)
     free(cams0), free(imgs0), free(pts0);
 }
 
+/* Intrinsics that are finite as doubles but not as floats (1e300: training once ran on infinite
+ * focal lengths and reported 87.6 dB), and absurd ones, are refused at load, naming the file and
+ * the camera: binary and text models alike. */
+SPLAT_TEST(io_colmap_absurd_intrinsics)
+{
+    struct {
+        int param;           /* into PINHOLE's fx, fy, cx, cy */
+        double value;        /* times the width for scales, absolute for 1e300 */
+        bool relative;
+        splat_status want;
+        const char *file, *what;
+    } cases[] = {
+        {0, 1e300, false, SPLAT_ERR_NONFINITE, "cameras", "not finite as floats"},
+        {2, -1e300, false, SPLAT_ERR_NONFINITE, "cameras", "not finite as floats"},
+        {1, 1e-6, true, SPLAT_ERR_FORMAT, "images", "focal lengths"},
+        {0, 1e7, true, SPLAT_ERR_FORMAT, "images", "focal lengths"},
+        {3, 50, true, SPLAT_ERR_FORMAT, "images", "principal point"},
+    };
+    for (int text = 0; text < 2; text++)
+        for (size_t k = 0; k < SPLAT_COUNTOF(cases); k++) {
+            t_colmap m;
+            t_colmap_random(&m);
+            m.cams[0].model = m.cams[1].model = 1;
+            for (int c = 0; c < 2; c++) {
+                double w = (double)m.cams[c].width;
+                m.cams[c].params[0] = m.cams[c].params[1] = 1.1 * w;
+                m.cams[c].params[2] = 0.5 * w, m.cams[c].params[3] = 0.5 * (double)m.cams[c].height;
+            }
+            t_cam *bad = &m.cams[rnd(2)];
+            bad->params[cases[k].param] = cases[k].relative ? cases[k].value * (double)bad->width : cases[k].value;
+            for (int i = 0; i < m.n_imgs; i++) m.imgs[i].camera_id = bad->id; /* every image sees it */
+            const char *scene = t_path("absurd%d_%zu", text, k);
+            char dir[600];
+            snprintf(dir, sizeof dir, "%s/sparse/0", scene);
+            t_colmap_write(&m, dir, text);
+            t_colmap_write_images(&m, scene, false);
+            char file[700];
+            snprintf(file, sizeof file, "%s/%s.%s", dir, cases[k].file, text ? "txt" : "bin");
+            EXPECT_FAIL(scene, 0, cases[k].want, file, cases[k].what);
+        }
+}
+
 SPLAT_TEST(io_colmap_unsupported_model)
 {
     /* OPENCV (id 4), binary and text: refused, naming the file, the model and the remedy */

@@ -12,6 +12,12 @@ static splat_status check_camera(const splat_ctx *ctx, const splat_camera *cam, 
     if (n > 1) snprintf(which, sizeof which, "camera %u: ", k);
     if (cam->width == 0 || cam->height == 0 || cam->width > 16384 || cam->height > 16384)
         return splat__fail(err, SPLAT_ERR_INVALID_ARG, "%sa camera of %ux%u (1..16384 each)", which, cam->width, cam->height);
+    bool finite = isfinite(cam->fx) && isfinite(cam->fy) && isfinite(cam->cx) && isfinite(cam->cy);
+    for (int i = 0; i < 9; i++) finite = finite && isfinite(cam->R[i]);
+    for (int i = 0; i < 3; i++) finite = finite && isfinite(cam->t[i]);
+    if (!finite) return splat__fail(err, SPLAT_ERR_NONFINITE, "%sthe camera has a NaN or infinite value", which);
+    if (!(cam->fx > 0 && cam->fy > 0))
+        return splat__fail(err, SPLAT_ERR_INVALID_ARG, "%sfocal lengths %g, %g (they must be positive)", which, cam->fx, cam->fy);
     uint64_t bytes = (uint64_t)cam->width * cam->height * 16, most = ctx->gpu->info.max_storage_range;
     if (bytes > most)
         return splat__fail(err, SPLAT_ERR_LIMIT,

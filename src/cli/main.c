@@ -363,7 +363,13 @@ static bool parse_camera(const char *s, splat_camera *c)
         if (end == p) return false;
         p = *end == ',' ? end + 1 : end;
     }
-    if (n != 13 || *p || v[0] < 1 || v[1] < 1) return false;
+    if (n != 13 || *p) return false;
+    /* sizes are whole numbers the renderer takes; everything a finite float, focal lengths positive */
+    for (int k = 0; k < 13; k++)
+        if (!isfinite(v[k]) || fabs(v[k]) > 3.4e38) return false;
+    for (int k = 0; k < 2; k++)
+        if (!(v[k] >= 1 && v[k] <= 16384 && v[k] == floor(v[k]))) return false;
+    if (!(v[2] > 0 && v[3] > 0)) return false;
     memset(c, 0, sizeof *c);
     c->width = (uint32_t)v[0];
     c->height = (uint32_t)v[1];
@@ -403,7 +409,9 @@ static int cmd_render(int argc, char **argv)
         if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && v) out = v, i++;
         else if (strcmp(a, "--cameras") == 0 && v) cams_path = v, i++;
         else if (strcmp(a, "--camera") == 0 && v) {
-            if (!parse_camera(v, &one)) return usage_error("render", "--camera expects W,H,fx,fy,cx,cy,qw,qx,qy,qz,tx,ty,tz, got '%s'", v);
+            if (!parse_camera(v, &one))
+                return usage_error("render", "--camera expects W,H,fx,fy,cx,cy,qw,qx,qy,qz,tx,ty,tz (W and H whole, 1..16384; "
+                                   "fx, fy positive; all finite; a nonzero quaternion), got '%s'", v);
             have_one = true;
             i++;
         } else if (strcmp(a, "--sh-degree") == 0) {

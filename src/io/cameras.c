@@ -115,6 +115,9 @@ static splat_status read_camera(const char *path, uint32_t i, const cJSON *obj, 
     cam->fx = (float)fx, cam->fy = (float)fy, cam->cx = (float)cx, cam->cy = (float)cy;
     for (int k = 0; k < 9; k++) cam->R[k] = (float)R[k];
     for (int k = 0; k < 3; k++) cam->t[k] = (float)t[k];
+    char what[32];
+    snprintf(what, sizeof what, "camera %u", i);
+    if ((st = splat__camera_check(path, what, cam, err)) != SPLAT_OK) return st;
     if (name) {
         const cJSON *s = cJSON_GetObjectItemCaseSensitive(obj, name_key);
         *name = splat__strdup(cJSON_IsString(s) ? s->valuestring : "");

@@ -68,8 +68,10 @@ static splat_status set_camera(const char *path, col_camera *c, int model, const
     c->fy = model == 0 ? p[0] : p[1];
     c->cx = model == 0 ? p[1] : p[2];
     c->cy = model == 0 ? p[2] : p[3];
-    if (!isfinite(c->fx) || !isfinite(c->fy) || !isfinite(c->cx) || !isfinite(c->cy))
-        return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: camera %u has non-finite parameters", path, c->id);
+    if (!splat__finite_float(c->fx) || !splat__finite_float(c->fy) || !splat__finite_float(c->cx) ||
+        !splat__finite_float(c->cy))
+        return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: camera %u has parameters that are not finite as floats (%g %g %g %g)",
+                           path, c->id, c->fx, c->fy, c->cx, c->cy);
     if (!(c->fx > 0 && c->fy > 0))
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: camera %u has a focal length that is not positive", path, c->id);
     if (c->width == 0 || c->height == 0 || c->width > MAX_CAMERA_SIZE || c->height > MAX_CAMERA_SIZE)
@@ -483,7 +485,9 @@ static splat_status make_view(const col_model *m, col_image *img, const char *im
     splat__quat_to_mat(q, R);
     for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];
     for (int k = 0; k < 3; k++) c->t[k] = (float)img->t[k];
-    return SPLAT_OK;
+    char what[300];
+    snprintf(what, sizeof what, "image \"%s\" (camera %u)", v->name, cam->id);
+    return splat__camera_check(images_path, what, c, err);
 }
 
 splat_status splat__colmap_load(const char *model_dir, const splat_dataset_desc *desc, splat_dataset *ds,

@@ -87,6 +87,12 @@ splat_status splat__nerf_load(const splat_dataset_desc *desc, splat_dataset *ds,
  * view's downsampling (floor, at least 1). */
 splat_status splat__view_size(const splat_data_view *view, uint32_t *w0, uint32_t *h0, uint32_t *w, uint32_t *h,
                               splat_error *err);
+/* A camera splatc can render from, after its intrinsics were scaled to its image: every value a
+ * finite float (SPLAT_ERR_NONFINITE), focal lengths between 1e-3 and 1e5 times the image width
+ * (fields of view from 180 degrees down to 0.001 of one) and the principal point within ten
+ * image sizes of the image (SPLAT_ERR_FORMAT otherwise). `what` names the camera in the message
+ * after `path`: "camera 3", "image \"a.jpg\"". */
+splat_status splat__camera_check(const char *path, const char *what, const splat_camera *c, splat_error *err);
 /* Rotation matrix [3,3] row-major from a unit quaternion (w, x, y, z). */
 void splat__quat_to_mat(const double q[4], double R[9]);
 

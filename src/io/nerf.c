@@ -148,7 +148,9 @@ static splat_status make_view(const char *path, const char *scene, uint32_t i, c
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: frame %u: \"transform_matrix\" is singular", path, i);
     for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];
     for (int r = 0; r < 3; r++) c->t[r] = (float)-(R[r * 3] * pos[0] + R[r * 3 + 1] * pos[1] + R[r * 3 + 2] * pos[2]);
-    return SPLAT_OK;
+    char what[64];
+    snprintf(what, sizeof what, "frame %u", i);
+    return splat__camera_check(path, what, c, err);
 }
 
 static splat_status load_split(const splat_dataset_desc *desc, const char *json_name, bool is_test, splat_dataset *ds,

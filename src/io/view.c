@@ -19,3 +19,21 @@ void splat__quat_to_mat(const double q[4], double R[9])
     R[3] = 2 * (x * y + w * z), R[4] = 1 - 2 * (x * x + z * z), R[5] = 2 * (y * z - w * x);
     R[6] = 2 * (x * z - w * y), R[7] = 2 * (y * z + w * x), R[8] = 1 - 2 * (x * x + y * y);
 }
+
+splat_status splat__camera_check(const char *path, const char *what, const splat_camera *c, splat_error *err)
+{
+    bool finite = isfinite(c->fx) && isfinite(c->fy) && isfinite(c->cx) && isfinite(c->cy);
+    for (int k = 0; k < 9; k++) finite = finite && isfinite(c->R[k]);
+    for (int k = 0; k < 3; k++) finite = finite && isfinite(c->t[k]);
+    if (!finite)
+        return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: %s: an intrinsic or the pose is not finite as a float "
+                           "(fx %g fy %g cx %g cy %g)", path, what, c->fx, c->fy, c->cx, c->cy);
+    double w = c->width, h = c->height;
+    if (!(c->fx >= 1e-3 * w && c->fx <= 1e5 * w && c->fy >= 1e-3 * w && c->fy <= 1e5 * w))
+        return splat__fail(err, SPLAT_ERR_FORMAT, "%s: %s: focal lengths %g, %g for an image %g pixels wide (1e-3 to 1e5 "
+                           "times the width)", path, what, c->fx, c->fy, w);
+    if (!(fabs(c->cx - 0.5 * w) <= 10 * w && fabs(c->cy - 0.5 * h) <= 10 * h))
+        return splat__fail(err, SPLAT_ERR_FORMAT, "%s: %s: principal point (%g, %g) far outside its %gx%g image", path,
+                           what, c->cx, c->cy, w, h);
+    return SPLAT_OK;
+}
