@@ -44,3 +44,47 @@ SPLAT_TEST(api_render_frame_too_large)
     splat_scene_free(&s);
     splat_ctx_free(ctx);
 }
+
+/* Gaussians no renderer can use, which a PLY may still hold: a zero rotation quaternion, a
+ * log-scale whose covariance overflows a float (88: exp(176)). Refused by name, not rendered
+ * into NaN. */
+SPLAT_TEST(api_render_unusable_gaussians)
+{
+    splat_error err = {0};
+    splat_ctx *ctx;
+    T_OK(splat_ctx_init(&ctx, NULL, &err), &err);
+    uint32_t n = 4 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 60), bad = (uint32_t)(splat__rng_u64(splat_test_rng()) % n);
+    splat_scene s;
+    T_OK(splat_scene_init(&s, n, &err), &err);
+    s.count = n;
+    for (uint32_t i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++) s.means[3 * i + k] = (float)t_uniform(-1, 1) + (k == 2 ? 4.0f : 0.0f);
+        for (int k = 0; k < 3; k++) s.log_scales[3 * i + k] = (float)t_uniform(-4, -1);
+        for (int k = 0; k < 4; k++) s.quats[4 * i + k] = (float)t_uniform(-1, 1) + (k == 0 ? 2.0f : 0.0f);
+        s.opacities[i] = 1;
+        memset(s.sh + 48 * i, 0, 48 * sizeof(float));
+    }
+    splat_camera cam = {.fx = 60, .fy = 60, .cx = 32, .cy = 32, .width = 64, .height = 64, .R = {1, 0, 0, 0, 1, 0, 0, 0, 1}};
+    float *img = NULL;
+    T_OK(splat_render(ctx, &s, &cam, 1, NULL, &img, &err), &err);
+    splat_free(img);
+    img = NULL;
+    float q[4];
+    memcpy(q, s.quats + 4 * bad, sizeof q);
+    memset(s.quats + 4 * bad, 0, sizeof q);
+    splat_status st = splat_render(ctx, &s, &cam, 1, NULL, &img, &err);
+    char want[64];
+    snprintf(want, sizeof want, "Gaussian %u has a zero rotation", bad);
+    T_CHECK(st == SPLAT_ERR_INVALID_ARG && strstr(err.msg, want) && !img, "%s: %s", splat_status_str(st), err.msg);
+    memcpy(s.quats + 4 * bad, q, sizeof q);
+    memset(&err, 0, sizeof err);
+    s.log_scales[3 * bad + 1] = 88;
+    splat_scene grads;
+    float *d_rgb = calloc(64 * 64 * 3, sizeof(float));
+    st = splat_render_backward(ctx, &s, &cam, NULL, d_rgb, NULL, &grads, NULL, NULL, &err);
+    snprintf(want, sizeof want, "Gaussian %u has log-scale 88", bad);
+    T_CHECK(st == SPLAT_ERR_INVALID_ARG && strstr(err.msg, want), "%s: %s", splat_status_str(st), err.msg);
+    free(d_rgb);
+    splat_scene_free(&s);
+    splat_ctx_free(ctx);
+}

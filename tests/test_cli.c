@@ -278,3 +278,28 @@ SPLAT_TEST(cli_eval_info_render)
     splat_scene_free(&s);
     splat_ctx_free(ctx);
 }
+
+/* A PLY with no Gaussians: evaluation refuses it (it once scored 87.6 dB), rendering warns. */
+SPLAT_TEST(cli_empty_scene)
+{
+    const char *dir = cli_demo("demo", 32, 8);
+    if (!dir) return;
+    char ply[700], args[2000], *out;
+    snprintf(ply, sizeof ply, "%s/empty.ply", splat_test_path("o"));
+    char mk[800];
+    snprintf(mk, sizeof mk, "mkdir -p '%s'", splat_test_path("o"));
+    T_REQUIRE(system(mk) == 0);
+    splat_scene s;
+    splat_error err = {0};
+    T_OK(splat_scene_init(&s, 1, &err), &err);
+    T_OK(splat_scene_save_ply(ply, &s, &err), &err);
+    splat_scene_free(&s);
+    snprintf(args, sizeof args, "eval '%s' '%s'", ply, dir);
+    int rc = run_cli(args, &out);
+    T_CHECK(rc == 1 && strstr(out, "no Gaussians") && strstr(out, "empty.ply"), "eval: exit %d: %s", rc, out);
+    free(out);
+    snprintf(args, sizeof args, "render '%s' --camera 16,16,20,20,8,8,1,0,0,0,0,0,3 -o '%s/r'", ply, splat_test_path("o"));
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 0 && strstr(out, "warning") && strstr(out, "no Gaussians"), "render: exit %d: %s", rc, out);
+    free(out);
+}

@@ -33,6 +33,7 @@ splat_status splat_render(splat_ctx *ctx, const splat_scene *scene, const splat_
     for (uint32_t k = 0; k < n; k++) images[k] = NULL;
     splat_render_desc rd;
     splat_status st = splat__render_options(desc, scene->sh_degree, &rd, err);
+    if (st == SPLAT_OK) st = splat__scene_check(scene, "scene", err);
     if (st != SPLAT_OK) return st;
     uint32_t max_w = 1, max_h = 1;
     for (uint32_t k = 0; k < n; k++) {
@@ -84,6 +85,7 @@ splat_status splat_render_backward(splat_ctx *ctx, const splat_scene *scene, con
     memset(grads, 0, sizeof *grads);
     splat_render_desc rd;
     splat_status st = splat__render_options(desc, scene->sh_degree, &rd, err);
+    if (st == SPLAT_OK) st = splat__scene_check(scene, "scene", err);
     if (st != SPLAT_OK) return st;
     st = check_camera(ctx, cam, 0, 1, err);
     if (st != SPLAT_OK) return st;

@@ -435,6 +435,7 @@ static int cmd_render(int argc, char **argv)
     splat_error err = {0};
     splat_scene scene = {0};
     if (splat_scene_load_ply(ply, &scene, &err) != SPLAT_OK) return fail(&err);
+    if (scene.count == 0) fprintf(stderr, "splatc: warning: %s has no Gaussians: every render is the background\n", ply);
     splat_camera *cams = &one;
     uint32_t n = 1;
     if (cams_path && splat_read_cameras(cams_path, &cams, &n, &err) != SPLAT_OK) {

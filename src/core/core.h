@@ -91,6 +91,12 @@ static inline const float *splat__scene_group_c(const splat_scene *s, uint32_t g
 
 /* Host scenes (splat_scene of include/splatc.h): allocation, growth keeping rows [0, count), freeing. */
 splat_status splat__scene_init(splat_scene *scene, uint32_t capacity, splat_error *err);
+/* A scene a renderer can use: no Gaussian with a zero rotation quaternion or a log-scale past
+ * 44.36 (its covariance, exp(2 log-scale), overflows a float). SPLAT_ERR_INVALID_ARG naming
+ * `what` (the scene's file, or "scene") and the first such Gaussian. Files may hold such values
+ * (the readers pass them on); rendering and training refuse them. */
+#define SPLAT_MAX_LOG_SCALE 44.36f
+splat_status splat__scene_check(const splat_scene *scene, const char *what, splat_error *err);
 splat_status splat__scene_reserve(splat_scene *scene, uint32_t capacity, splat_error *err);
 void splat__scene_free(splat_scene *scene);
 

@@ -52,3 +52,18 @@ void splat__scene_free(splat_scene *scene)
     for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) splat__free(*splat__scene_group(scene, g));
     memset(scene, 0, sizeof *scene);
 }
+
+splat_status splat__scene_check(const splat_scene *scene, const char *what, splat_error *err)
+{
+    for (uint32_t i = 0; i < scene->count; i++) {
+        const float *q = scene->quats + (size_t)i * 4, *ls = scene->log_scales + (size_t)i * 3;
+        if (q[0] == 0 && q[1] == 0 && q[2] == 0 && q[3] == 0)
+            return splat__fail(err, SPLAT_ERR_INVALID_ARG, "%s: Gaussian %u has a zero rotation quaternion", what, i);
+        for (int k = 0; k < 3; k++)
+            if (ls[k] > SPLAT_MAX_LOG_SCALE)
+                return splat__fail(err, SPLAT_ERR_INVALID_ARG,
+                                   "%s: Gaussian %u has log-scale %g; its covariance exp(2 log-scale) overflows a float",
+                                   what, i, ls[k]);
+    }
+    return SPLAT_OK;
+}

@@ -35,6 +35,9 @@ static splat_status init_gaussians(splat_trainer *t, splat_scene *scene, splat_e
 {
     if (t->desc.init_ply) {
         splat_status st = splat__ply_read(t->desc.init_ply, scene, err);
+        if (st == SPLAT_OK && scene->count == 0)
+            st = splat__fail(err, SPLAT_ERR_INVALID_ARG, "%s: the scene has no Gaussians", t->desc.init_ply);
+        if (st == SPLAT_OK) st = splat__scene_check(scene, t->desc.init_ply, err);
         if (st == SPLAT_OK && scene->sh_degree < t->sh_max) t->sh_max = scene->sh_degree;
         return st;
     }
