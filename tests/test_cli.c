@@ -92,6 +92,7 @@ SPLAT_TEST(cli_train_bad_dataset)
     T_CHECK(strstr(out, "cameras.bin") != NULL, "message does not name the file: %s", out);
     snprintf(path, sizeof path, "%s/point_cloud.ply", out_dir);
     T_CHECK(!exists(path), "an output was written");
+    T_CHECK(!exists(out_dir), "the failed run left its (empty) output folder behind");
     free(out);
     /* a PLY that is not one */
     snprintf(path, sizeof path, "%s/junk.ply", dir);
@@ -302,4 +303,30 @@ SPLAT_TEST(cli_empty_scene)
     rc = run_cli(args, &out);
     T_CHECK(rc == 0 && strstr(out, "warning") && strstr(out, "no Gaussians"), "render: exit %d: %s", rc, out);
     free(out);
+}
+
+/* The output folder is checked before any work: a file in its place, or a folder that cannot be
+ * made, is an error naming it and nothing is trained (it once trained the whole run, then failed
+ * to save). */
+SPLAT_TEST(cli_output_folder_checked_first)
+{
+    const char *dir = cli_demo("demo", 32, 8);
+    if (!dir) return;
+    char file[700], args[2000], *out;
+    snprintf(file, sizeof file, "%s/a-file", splat_test_path("o"));
+    char mk[800];
+    snprintf(mk, sizeof mk, "mkdir -p '%s' && echo x > '%s'", splat_test_path("o"), file);
+    T_REQUIRE(system(mk) == 0);
+    const char *outs[] = {"%s", "%s/sub"};
+    for (int k = 0; k < 2; k++) {
+        char o[800];
+        snprintf(o, sizeof o, outs[k], file);
+        /* a run of 100000 steps: were it started, the case would time out */
+        snprintf(args, sizeof args, "train '%s' -o '%s' --steps 100000 -q", dir, o);
+        double t0 = splat__now();
+        int rc = run_cli(args, &out);
+        T_CHECK(rc == 1 && strstr(out, file) && strstr(out, "output folder"), "-o %s: exit %d: %s", o, rc, out);
+        T_CHECK(splat__now() - t0 < 60, "-o %s: it trained before failing", o);
+        free(out);
+    }
 }

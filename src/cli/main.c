@@ -69,6 +69,50 @@ static bool make_dir(const char *path)
     return false;
 }
 
+/* An output folder, checked before any work: created when missing, refused when it is a file or
+ * cannot be written in. A run that fails removes what it created, if that is still empty. */
+typedef struct out_dir {
+    const char *path;
+    bool created;
+} out_dir;
+
+static bool out_open(out_dir *d, const char *path)
+{
+    d->path = path;
+    d->created = false;
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "splatc: %s: exists and is not a folder (the output folder, -o)\n", path);
+        return false;
+    }
+    if (mkdir(path, 0755) == 0) d->created = true;
+    else if (errno != EEXIST) {
+        fprintf(stderr, "splatc: %s: cannot create the output folder: %s\n", path, strerror(errno));
+        return false;
+    }
+    char probe[1100];
+    snprintf(probe, sizeof probe, "%s/.splatc-write-test-XXXXXX", path);
+    int fd = mkstemp(probe);
+    if (fd < 0) {
+        fprintf(stderr, "splatc: %s: cannot write in the output folder: %s\n", path, strerror(errno));
+        if (d->created) rmdir(path);
+        return false;
+    }
+    close(fd);
+    unlink(probe);
+    return true;
+}
+
+/* After a failed run: the folders it created, if empty (rmdir leaves any other alone). */
+static void out_failed(const out_dir *d)
+{
+    if (!d->created) return;
+    char sub[1100];
+    snprintf(sub, sizeof sub, "%s/renders", d->path);
+    rmdir(sub);
+    rmdir(d->path);
+}
+
 typedef struct common_opts {
     splat_ctx_desc ctx;
     bool quiet;
@@ -263,13 +307,17 @@ static int cmd_train(int argc, char **argv)
     }
     if (!desc.data) return usage_error("train", "%sno dataset folder given", "");
     if (!out) return usage_error("train", "%sno output folder given (-o OUT)", "");
-    if (!make_dir(out)) return 1;
+    out_dir od;
+    if (!out_open(&od, out)) return 1;
     desc.progress = remember;
     desc.progress_user = o.quiet ? NULL : (void *)1;
 
     splat_error err = {0};
     splat_ctx *ctx;
-    if (splat_ctx_init(&ctx, &o.ctx, &err) != SPLAT_OK) return fail(&err);
+    if (splat_ctx_init(&ctx, &o.ctx, &err) != SPLAT_OK) {
+        out_failed(&od);
+        return fail(&err);
+    }
     splat_device_info dev;
     splat_ctx_device(ctx, &dev);
     if (!o.quiet) fprintf(stderr, "splatc: training on %s (%s)\n", dev.name, dev.type);
@@ -344,6 +392,7 @@ static int cmd_train(int argc, char **argv)
     splat_ctx_free(ctx);
     if (st != SPLAT_OK) {
         if (!o.quiet) fprintf(stderr, "\n");
+        out_failed(&od);
         return fail(&err);
     }
     return 0;
@@ -444,7 +493,8 @@ static int cmd_render(int argc, char **argv)
     }
     int rc = 0;
     splat_ctx *ctx = NULL;
-    if (!make_dir(out)) rc = 1;
+    out_dir od;
+    if (!out_open(&od, out)) rc = 1;
     else if (splat_ctx_init(&ctx, &o.ctx, &err) != SPLAT_OK) rc = fail(&err);
     for (uint32_t k = 0; k < n && rc == 0; k++) {
         float *img = NULL;
@@ -462,6 +512,7 @@ static int cmd_render(int argc, char **argv)
     splat_ctx_free(ctx);
     if (cams != &one) splat_free(cams);
     splat_scene_free(&scene);
+    if (rc != 0 && od.path) out_failed(&od);
     return rc;
 }
 
@@ -494,15 +545,20 @@ static int cmd_eval(int argc, char **argv)
         else return usage_error("eval", "unknown or incomplete option '%s'", a);
     }
     if (!desc.init_ply || !desc.data) return usage_error("eval", "%sneeds SCENE.ply and DATA", "");
+    out_dir od = {0};
+    if (out && !out_open(&od, out)) return 1;
     splat_error err = {0};
     splat_ctx *ctx;
-    if (splat_ctx_init(&ctx, &o.ctx, &err) != SPLAT_OK) return fail(&err);
+    if (splat_ctx_init(&ctx, &o.ctx, &err) != SPLAT_OK) {
+        out_failed(&od);
+        return fail(&err);
+    }
     splat_trainer *t = NULL;
     splat_eval_result ev = {0};
     splat_status st = splat_trainer_init(&t, ctx, &desc, &err);
     char rdir[1024];
     if (out) snprintf(rdir, sizeof rdir, "%s/renders", out);
-    if (st == SPLAT_OK && out && (!make_dir(out) || !make_dir(rdir))) st = SPLAT_ERR_IO;
+    if (st == SPLAT_OK && out && !make_dir(rdir)) st = SPLAT_ERR_IO;
     /* a loaded scene is evaluated with every SH degree it has */
     if (st == SPLAT_OK) st = splat_trainer_eval(t, out ? rdir : NULL, &ev, &err);
     if (st == SPLAT_OK) {
@@ -517,6 +573,7 @@ static int cmd_eval(int argc, char **argv)
     }
     splat_trainer_free(t);
     splat_ctx_free(ctx);
+    if (st != SPLAT_OK) out_failed(&od);
     return st == SPLAT_OK ? 0 : fail(&err);
 }
 
