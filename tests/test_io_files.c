@@ -1,5 +1,7 @@
 /* io: PLY, camera lists, checkpoints and atomic writing. */
 #include <float.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "io_fixtures.h"
 
@@ -566,4 +568,34 @@ SPLAT_TEST(io_ckpt_corrupt)
     EXPECT_CKPT_FAIL(bad, SPLAT_ERR_FORMAT, "not a splatc checkpoint");
     EXPECT_CKPT_FAIL(t_path("none.ckpt"), SPLAT_ERR_IO, "cannot open");
     free(longer), free(bytes), free(clean);
+}
+
+/* A writer killed mid-file leaves "<target>.tmp-<pid>-XXXXXX" behind (gigabytes for a real
+ * checkpoint); the next write of the same target removes the ones whose process is gone, and
+ * leaves alone those of a live process and any other file. */
+SPLAT_TEST(io_atomic_removes_stale_temporaries)
+{
+    const char *dir = t_path("stale");
+    t_mkdir(dir);
+    char target[600], dead[700], live[700], other[700], unrelated[700];
+    snprintf(target, sizeof target, "%s/checkpoint.ckpt", dir);
+    /* a pid that is certainly gone: a child that has exited and been reaped */
+    pid_t child = fork();
+    if (child == 0) _exit(0);
+    T_REQUIRE(child > 0);
+    int status;
+    waitpid(child, &status, 0);
+    snprintf(dead, sizeof dead, "%s.tmp-%ld-a1B2c3", target, (long)child);
+    snprintf(live, sizeof live, "%s.tmp-%ld-Zz9yY8", target, (long)getppid());
+    snprintf(other, sizeof other, "%s/point_cloud.ply.tmp-%ld-q1w2e3", dir, (long)child);
+    snprintf(unrelated, sizeof unrelated, "%s.tmp-notapid", target);
+    const char *files[] = {dead, live, other, unrelated};
+    for (size_t k = 0; k < SPLAT_COUNTOF(files); k++) T_REQUIRE(t_write(files[k], "left behind", 11));
+    splat_error err = {0};
+    T_OK(splat_write_file(target, "new", 3, &err), &err);
+    T_CHECK(!t_exists(dead), "the temporary of a process that is gone is still there: %s", dead);
+    T_CHECK(t_exists(live), "the temporary of a live process was removed");
+    T_CHECK(t_exists(other), "another target's temporary was removed");
+    T_CHECK(t_exists(unrelated), "a file not named like a temporary was removed");
+    T_CHECK(t_count_entries(dir) == 4, "%d entries (the target and the three kept)", t_count_entries(dir));
 }

@@ -1,25 +1,63 @@
 /* io: atomic file replacement. A writer fills a temporary file in the target's directory and
  * renames it over the target only once everything is written and synced, so readers see the
- * old file or the new one, never a half-written one. */
+ * old file or the new one, never a half-written one.
+ *
+ * The temporary is named "<target>.tmp-<pid>-XXXXXX". A process killed while writing leaves it
+ * behind (a checkpoint's is as large as the checkpoint); the next writer of the same target
+ * removes those whose process no longer exists. */
 #include "io/io_util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Removes "<base>.tmp-<pid>-XXXXXX" in `dir` for every pid that is not a running process. */
+static void remove_stale(const char *dir, const char *base)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    size_t nb = strlen(base);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *name = e->d_name;
+        if (strncmp(name, base, nb) != 0 || strncmp(name + nb, ".tmp-", 5) != 0) continue;
+        char *end;
+        long pid = strtol(name + nb + 5, &end, 10);
+        if (end == name + nb + 5 || *end != '-' || strlen(end + 1) != 6 || pid <= 0 || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
+        char full[2048];
+        snprintf(full, sizeof full, "%s/%s", dir, name);
+        unlink(full);
+    }
+    closedir(d);
+}
 
 splat_status splat__atomic_open(splat_atomic_file *f, const char *path, splat_error *err)
 {
     SPLAT_ASSERT(f && path);
     memset(f, 0, sizeof *f);
-    static const char suffix[] = ".tmp-XXXXXX";
-    size_t n = strlen(path);
-    if (n == 0 || path[n - 1] == '/' || n + sizeof suffix > sizeof f->tmp_path)
+    char suffix[40];
+    snprintf(suffix, sizeof suffix, ".tmp-%ld-XXXXXX", (long)getpid());
+    size_t n = strlen(path), ns = strlen(suffix);
+    if (n == 0 || path[n - 1] == '/' || n + ns + 1 > sizeof f->tmp_path)
         return splat__fail(err, SPLAT_ERR_INVALID_ARG, "%s: not a usable file path", path);
     memcpy(f->path, path, n + 1);
     memcpy(f->tmp_path, path, n);
-    memcpy(f->tmp_path + n, suffix, sizeof suffix);
+    memcpy(f->tmp_path + n, suffix, ns + 1);
+    {
+        char dir[sizeof f->path];
+        memcpy(dir, path, n + 1);
+        char *slash = strrchr(dir, '/');
+        const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        if (slash == dir) slash[1] = 0;
+        else if (slash) *slash = 0;
+        else strcpy(dir, ".");
+        remove_stale(dir, base);
+    }
     int fd = mkstemp(f->tmp_path);
     if (fd < 0) {
         int e = errno;
