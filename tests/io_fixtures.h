@@ -43,6 +43,9 @@ bool t_write_png(const char *path, uint32_t w, uint32_t h, int color_type, int b
                  bool interlace);
 /* A JPEG through libjpeg: 1 (grey) or 3 (RGB) components, quality 0..100. */
 bool t_write_jpeg(const char *path, uint32_t w, uint32_t h, int components, const uint8_t *pixels, int quality);
+/* The same with arithmetic coding (SOF9) when `arithmetic`, else Huffman. */
+bool t_write_jpeg_coded(const char *path, uint32_t w, uint32_t h, int components, const uint8_t *pixels, int quality,
+                        bool arithmetic);
 /* A small random RGB PNG of the given size. */
 bool t_write_random_png(const char *path, uint32_t w, uint32_t h);
 

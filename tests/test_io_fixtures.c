@@ -175,6 +175,12 @@ bool t_write_png(const char *path, uint32_t w, uint32_t h, int color_type, int b
 
 bool t_write_jpeg(const char *path, uint32_t w, uint32_t h, int components, const uint8_t *pixels, int quality)
 {
+    return t_write_jpeg_coded(path, w, h, components, pixels, quality, false);
+}
+
+bool t_write_jpeg_coded(const char *path, uint32_t w, uint32_t h, int components, const uint8_t *pixels, int quality,
+                        bool arithmetic)
+{
     FILE *fp = fopen(path, "wb");
     if (!fp) return false;
     struct jpeg_compress_struct c;
@@ -188,6 +194,7 @@ bool t_write_jpeg(const char *path, uint32_t w, uint32_t h, int components, cons
     c.in_color_space = components == 1 ? JCS_GRAYSCALE : JCS_RGB;
     jpeg_set_defaults(&c);
     jpeg_set_quality(&c, quality, TRUE);
+    c.arith_code = arithmetic;
     jpeg_start_compress(&c, TRUE);
     while (c.next_scanline < h) {
         JSAMPROW row = (JSAMPROW)(pixels + (size_t)c.next_scanline * w * (size_t)components);

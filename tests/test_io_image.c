@@ -328,3 +328,61 @@ SPLAT_TEST(io_image_bad_input)
     T_CHECK(w == 10000 && h == 10000);
     free(bytes);
 }
+
+/* Largest single request through the allocation hooks, for the case below. */
+static size_t g_largest;
+static void *big_alloc(void *u, size_t n)
+{
+    (void)u;
+    if (n > g_largest) g_largest = n;
+    return malloc(n);
+}
+static void *big_realloc(void *u, void *p, size_t n)
+{
+    (void)u;
+    if (n > g_largest) g_largest = n;
+    return realloc(p, n);
+}
+static void big_free(void *u, void *p)
+{
+    (void)u;
+    free(p);
+}
+
+/* An arithmetic-coded JPEG (which has no pixels-per-byte floor to check a header against) whose
+ * header claims 16384x16384 but whose data is a 64x64 image's: refused as truncated, naming the
+ * file, without the 1 GiB its header claims (it once allocated 1.1 GB, then failed). The same
+ * image with its own header decodes to the pixels a Huffman-coded copy decodes to, within JPEG's
+ * rounding. */
+SPLAT_TEST(io_image_jpeg_arithmetic_huge_claim)
+{
+    uint32_t w = 64, h = 64;
+    uint8_t *px = malloc(w * h * 3);
+    for (uint32_t i = 0; i < w * h * 3; i++) px[i] = (uint8_t)((i / 3 % w) * 4 + (splat__rng_u64(splat_test_rng()) & 7));
+    const char *path = t_path("arith.jpg");
+    T_REQUIRE(t_write_jpeg_coded(path, w, h, 3, px, 90, true));
+    splat_error err = {0};
+    splat_image im;
+    T_OK(splat__image_load(path, &im, &err), &err);
+    T_CHECK(im.width == w && im.height == h, "%ux%u", im.width, im.height);
+    splat__image_free(&im);
+    size_t n;
+    uint8_t *bytes = t_read(path, &n);
+    size_t sof = 0;
+    for (size_t k = 0; k + 9 < n && !sof; k++)
+        if (bytes[k] == 0xff && bytes[k + 1] == 0xc9) sof = k;
+    T_REQUIRE(sof, "no SOF9 marker: the encoder did not use arithmetic coding");
+    bytes[sof + 5] = bytes[sof + 7] = 0x40, bytes[sof + 6] = bytes[sof + 8] = 0x00; /* 16384 x 16384 */
+    T_REQUIRE(t_write(path, bytes, n));
+    g_largest = 0;
+    splat_set_allocator(&(splat_allocator){big_alloc, big_realloc, big_free, NULL});
+    splat_status st = splat__image_load(path, &im, &err);
+    splat_set_allocator(NULL);
+    printf("  %zu bytes claiming 16384x16384: %s: %s; largest allocation %zu bytes\n", n, splat_status_str(st), err.msg,
+           g_largest);
+    T_CHECK(st == SPLAT_ERR_FORMAT && strstr(err.msg, path) && strstr(err.msg, "truncated"), "%s: %s",
+            splat_status_str(st), err.msg);
+    T_CHECK(g_largest < (16u << 20), "the decoder asked for %zu bytes", g_largest);
+    free(bytes);
+    free(px);
+}

@@ -197,11 +197,16 @@ static void jpeg_on_error(j_common_ptr cinfo)
 }
 
 /* Warnings are silent, except that a truncated stream (which libjpeg pads with grey) is an
- * error: a training image that is silently half grey is worse than a clear failure. */
+ * error, raised at once: a training image that is silently half grey is worse than a clear
+ * failure, and a short file claiming a huge image is not decoded (or stored) to its end. */
 static void jpeg_on_message(j_common_ptr cinfo, int level)
 {
     jpeg_ctx *c = cinfo->client_data;
-    if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) c->premature_end = true;
+    if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) {
+        c->premature_end = true;
+        snprintf(c->msg, sizeof c->msg, "the data ends early (truncated file)");
+        longjmp(c->jb, 1);
+    }
 }
 
 static void jpeg_on_progress(j_common_ptr cinfo)
@@ -224,7 +229,9 @@ static bool jpeg_decode(jpeg_ctx *c, FILE *fp, long long file_size, bool probe_o
     if (probe_only) return true;
     /* Huffman coding spends at least one bit per 8x8 block, so a header claiming more than
      * 512 pixels per byte of file is lying or the file is truncated. Arithmetic coding has no
-     * such floor; there only the size cap applies. */
+     * such floor: there the pixels are stored as they are decoded, in a buffer that grows with
+     * them, so a short file claiming a huge image ends (at its premature end) before it costs
+     * the memory it claims. */
     uint64_t px = (uint64_t)*w * *h;
     if ((!c->cinfo.arith_code && px > 1024ull * (uint64_t)file_size + (1u << 20)) || px > MAX_PIXELS) {
         snprintf(c->msg, sizeof c->msg, "header claims %ux%u pixels, more than the file's %lld bytes can hold",
@@ -239,15 +246,31 @@ static bool jpeg_decode(jpeg_ctx *c, FILE *fp, long long file_size, bool probe_o
         c->status = SPLAT_ERR_FORMAT;
         return false;
     }
-    c->pixels = splat__malloc((size_t)*w * *h * 4);
-    if (!c->pixels) {
-        snprintf(c->msg, sizeof c->msg, "out of host memory");
-        c->status = SPLAT_ERR_OUT_OF_HOST_MEMORY;
-        return false;
-    }
+    size_t row_bytes = (size_t)*w * 4, rows = 0;
     while (c->cinfo.output_scanline < *h) {
-        JSAMPROW row = c->pixels + (size_t)c->cinfo.output_scanline * *w * 4;
+        if (c->cinfo.output_scanline == rows) {
+            rows = SPLAT_MIN((size_t)*h, rows ? 2 * rows : 64);
+            uint8_t *more = splat__realloc(c->pixels, rows * row_bytes);
+            if (!more) {
+                snprintf(c->msg, sizeof c->msg, "out of host memory for %ux%u pixels", *w, *h);
+                c->status = SPLAT_ERR_OUT_OF_HOST_MEMORY;
+                return false;
+            }
+            c->pixels = more;
+        }
+        JSAMPROW row = c->pixels + (size_t)c->cinfo.output_scanline * row_bytes;
         if (jpeg_read_scanlines(&c->cinfo, &row, 1) != 1) break;
+        /* An arithmetic decoder that meets the end-of-image marker inside a single scan's data
+         * feeds zeros for the rest, silently: more than the MCU row in hand still to come is a
+         * truncated image (a multi-scan file has read all of its input by now). */
+        uint32_t mcu_rows = (uint32_t)c->cinfo.max_v_samp_factor * DCTSIZE;
+        if (c->cinfo.arith_code && !jpeg_has_multiple_scans(&c->cinfo) && c->cinfo.unread_marker == JPEG_EOI &&
+            c->cinfo.output_scanline + 2 * mcu_rows < *h) {
+            c->premature_end = true;
+            snprintf(c->msg, sizeof c->msg, "the data ends at row %u of %u (truncated file)", c->cinfo.output_scanline, *h);
+            c->status = SPLAT_ERR_FORMAT;
+            return false;
+        }
     }
     if (c->premature_end || c->cinfo.output_scanline < *h) {
         snprintf(c->msg, sizeof c->msg, "the data ends early (truncated file)");
@@ -272,7 +295,7 @@ static splat_status run_jpeg(const char *path, FILE *fp, long long file_size, sp
     if (setjmp(c->jb) == 0) {
         uint32_t w = 0, h = 0;
         if (!jpeg_decode(c, fp, file_size, img == NULL, &w, &h)) {
-            st = splat__fail(err, c->status, "%s: bad JPEG: %s", path, c->msg);
+            st = splat__fail(err, c->status, "%s: %s JPEG: %s", path, c->premature_end ? "truncated" : "bad", c->msg);
         } else if (img) {
             img->width = w;
             img->height = h;
@@ -283,7 +306,7 @@ static splat_status run_jpeg(const char *path, FILE *fp, long long file_size, sp
             *ph = h;
         }
     } else {
-        st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: corrupt JPEG: %s", path, c->msg);
+        st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: %s JPEG: %s", path, c->premature_end ? "truncated" : "corrupt", c->msg);
     }
     jpeg_destroy_decompress(&c->cinfo);
     splat__free(c->pixels);
