@@ -261,7 +261,10 @@ SPLAT_TEST(io_colmap_absurd_intrinsics)
             }
             t_cam *bad = &m.cams[rnd(2)];
             bad->params[cases[k].param] = cases[k].relative ? cases[k].value * (double)bad->width : cases[k].value;
-            for (int i = 0; i < m.n_imgs; i++) m.imgs[i].camera_id = bad->id; /* every image sees it */
+            for (int i = 0; i < m.n_imgs; i++) { /* every image sees it, at its size */
+                m.imgs[i].camera_id = bad->id;
+                m.imgs[i].w = (uint32_t)bad->width, m.imgs[i].h = (uint32_t)bad->height;
+            }
             const char *scene = t_path("absurd%d_%zu", text, k);
             char dir[600];
             snprintf(dir, sizeof dir, "%s/sparse/0", scene);
@@ -494,4 +497,51 @@ SPLAT_TEST(io_nerf_bad_input)
                           "[[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}]}";
     t_write(json, missing, strlen(missing));
     EXPECT_FAIL(scene, 0, SPLAT_ERR_IO, t_path("nerf/b.png"), "cannot open");
+    /* ".//b" is "b" beside the json, not the absolute "/b" */
+    const char *dotslash = "{\"camera_angle_x\": 0.7, \"frames\": [{\"file_path\": \".//b\", \"transform_matrix\": "
+                           "[[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}]}";
+    t_write(json, dotslash, strlen(dotslash));
+    EXPECT_FAIL(scene, 0, SPLAT_ERR_IO, t_path("nerf/b.png"), "cannot open");
+}
+
+/* COLMAP image names are paths inside the image folder: an absolute name, or one that climbs
+ * out through "..", is refused (they opened files outside images/). */
+SPLAT_TEST(io_colmap_names_stay_inside)
+{
+    const char *names[] = {"../outside.png", "/etc/hostname", "a/../../outside.png", "sub/.."};
+    for (int text = 0; text < 2; text++)
+        for (size_t k = 0; k < SPLAT_COUNTOF(names); k++) {
+            t_colmap m;
+            t_colmap_random(&m);
+            const char *scene = t_path("names%d_%zu", text, k);
+            char dir[600];
+            snprintf(dir, sizeof dir, "%s/sparse/0", scene);
+            t_colmap_write_images(&m, scene, false); /* the images under their own names */
+            snprintf(m.imgs[rnd((uint32_t)m.n_imgs)].name, sizeof m.imgs[0].name, "%s", names[k]);
+            t_colmap_write(&m, dir, text);
+            char file[700];
+            snprintf(file, sizeof file, "%s/images.%s", dir, text ? "txt" : "bin");
+            EXPECT_FAIL(scene, 0, SPLAT_ERR_FORMAT, file, "outside the image folder");
+        }
+}
+
+/* Images the views cannot use as they are: an --images-factor that leaves a few pixels (1000 once
+ * trained on 1x1 images without a word), and an image of another shape than its camera (a
+ * rotated 96x128 photo for a 128x96 camera was scaled to it anisotropically). */
+SPLAT_TEST(io_dataset_image_shapes)
+{
+    t_colmap m;
+    t_colmap_random(&m);
+    const char *scene = t_path("shapes");
+    write_scene(&m, scene);
+    char imgs[700];
+    snprintf(imgs, sizeof imgs, "%s/sparse/0/images.bin", scene);
+    EXPECT_FAIL(scene, 1000, SPLAT_ERR_INVALID_ARG, "downsampled by 1000", "fewer than 4 pixels a side");
+    t_img *im = &m.imgs[rnd((uint32_t)m.n_imgs)];
+    const t_cam *cam = m.cams[0].id == im->camera_id ? &m.cams[0] : &m.cams[1];
+    im->w = (uint32_t)cam->height, im->h = (uint32_t)cam->width; /* turned on its side */
+    if (cam->width == cam->height) im->w = (uint32_t)cam->width * 3 / 2; /* a square camera: another shape still */
+    t_colmap_write_images(&m, scene, false);
+    EXPECT_FAIL(scene, 0, SPLAT_ERR_FORMAT, imgs, "another shape (a rotated image?)");
+    EXPECT_FAIL(scene, 0, SPLAT_ERR_FORMAT, im->name, "another shape (a rotated image?)");
 }

@@ -263,9 +263,13 @@ void t_colmap_random(t_colmap *m)
         im->camera_id = c->id;
         snprintf(im->name, sizeof im->name, "frame_%02d%s.png", order[i], order[i] % 5 == 1 ? " b" : "");
         im->n2d = rnd(3) ? 0 : 1 + rnd(4);
-        /* most images are the camera's size; some differ per axis (scaling must follow) */
+        /* most images are the camera's size; some are scaled, the two axes rounded differently
+         * (the intrinsics must follow each axis); the shape stays the camera's, within a pixel */
         im->w = (uint32_t)c->width, im->h = (uint32_t)c->height;
-        if (rnd(3) == 0) im->w = (uint32_t)c->width - 1 - rnd(5), im->h = (uint32_t)c->height + 1 + rnd(5);
+        if (rnd(3) == 0) {
+            im->w = (uint32_t)c->width - 1 - rnd(5);
+            im->h = (uint32_t)((double)c->height * im->w / (double)c->width) + rnd(2);
+        }
         im->w2 = (uint32_t)(c->width + rnd(2)) / 2, im->h2 = (uint32_t)(c->height + rnd(2)) / 2;
     }
     m->n_pts = (int)rnd(41);

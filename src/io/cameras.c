@@ -143,8 +143,12 @@ splat_status splat__cameras_read(const char *path, splat_camera **cams, char ***
         goto fail;
     }
     count = (uint32_t)cJSON_GetArraySize(root);
-    c = splat__calloc(count ? count : 1, sizeof *c);
-    nm = names ? splat__calloc(count ? count : 1, sizeof *nm) : NULL;
+    if (count == 0) {
+        st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: the list of cameras is empty", path);
+        goto fail;
+    }
+    c = splat__calloc(count, sizeof *c);
+    nm = names ? splat__calloc(count, sizeof *nm) : NULL;
     if (!c || (names && !nm)) {
         st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
         goto fail;

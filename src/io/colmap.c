@@ -466,6 +466,13 @@ static splat_status make_view(const col_model *m, col_image *img, const char *im
     if (qn < 1e-9)
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: image \"%s\" has a zero rotation quaternion", images_path,
                            img->name);
+    /* names are paths inside the image folder: nothing absolute, no way out through ".." */
+    const char *nm = img->name;
+    bool escapes = nm[0] == '/' || strcmp(nm, "..") == 0 || strncmp(nm, "../", 3) == 0 || strstr(nm, "/../") ||
+                   (strlen(nm) >= 3 && strcmp(nm + strlen(nm) - 3, "/..") == 0);
+    if (escapes)
+        return splat__fail(err, SPLAT_ERR_FORMAT, "%s: image \"%s\" names a file outside the image folder", images_path,
+                           img->name);
     v->name = img->name;
     img->name = NULL;
     v->image_path = splat__path_join(folder, v->name);
@@ -476,6 +483,10 @@ static splat_status make_view(const col_model *m, col_image *img, const char *im
     if (st != SPLAT_OK) return st;
     /* Intrinsics are given for the camera's size; the image may be smaller (images_N/) or
      * differ per image, so scale each axis by actual / stated. */
+    char what[300];
+    snprintf(what, sizeof what, "image \"%s\" (camera %u)", v->name, cam->id);
+    st = splat__view_aspect_check(images_path, what, w, h, (double)cam->width, (double)cam->height, err);
+    if (st != SPLAT_OK) return st;
     double sx = (double)w / (double)cam->width, sy = (double)h / (double)cam->height;
     splat_camera *c = &v->camera;
     c->fx = (float)(cam->fx * sx), c->cx = (float)(cam->cx * sx);
@@ -485,8 +496,6 @@ static splat_status make_view(const col_model *m, col_image *img, const char *im
     splat__quat_to_mat(q, R);
     for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];
     for (int k = 0; k < 3; k++) c->t[k] = (float)img->t[k];
-    char what[300];
-    snprintf(what, sizeof what, "image \"%s\" (camera %u)", v->name, cam->id);
     return splat__camera_check(images_path, what, c, err);
 }
 

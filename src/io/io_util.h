@@ -84,7 +84,9 @@ splat_status splat__colmap_load(const char *model_dir, const splat_dataset_desc 
                                 splat_error *err);
 splat_status splat__nerf_load(const splat_dataset_desc *desc, splat_dataset *ds, splat_error *err);
 /* Reads the size of a view's image from its header: (*w0, *h0) as stored, (*w, *h) after the
- * view's downsampling (floor, at least 1). */
+ * view's downsampling (floor). A downsampling that leaves fewer than SPLAT_MIN_IMAGE_SIDE pixels a
+ * side is SPLAT_ERR_INVALID_ARG naming the image (--images-factor 1000 trained on 1x1 images). */
+#define SPLAT_MIN_IMAGE_SIDE 4u
 splat_status splat__view_size(const splat_data_view *view, uint32_t *w0, uint32_t *h0, uint32_t *w, uint32_t *h,
                               splat_error *err);
 /* A camera splatc can render from, after its intrinsics were scaled to its image: every value a
@@ -93,6 +95,11 @@ splat_status splat__view_size(const splat_data_view *view, uint32_t *w0, uint32_
  * image sizes of the image (SPLAT_ERR_FORMAT otherwise). `what` names the camera in the message
  * after `path`: "camera 3", "image \"a.jpg\"". */
 splat_status splat__camera_check(const char *path, const char *what, const splat_camera *c, splat_error *err);
+/* The image (w x h) and the size its intrinsics are given for (W x H) have the same shape, within
+ * the rounding of images_N/ and 2 %: an image scaled to its camera anisotropically is a mistake (a
+ * 96x128 image for a 128x96 camera). SPLAT_ERR_FORMAT naming `path` and `what` otherwise. */
+splat_status splat__view_aspect_check(const char *path, const char *what, uint32_t w, uint32_t h, double W, double H,
+                                      splat_error *err);
 /* Rotation matrix [3,3] row-major from a unit quaternion (w, x, y, z). */
 void splat__quat_to_mat(const double q[4], double R[9]);
 

@@ -51,10 +51,12 @@ static bool get_matrix(const cJSON *m, double out[16])
 }
 
 /* "./train/r_0" -> "train/r_0.png": relative to the json's folder (unless absolute), ".png"
- * when there is no extension (the Blender scenes leave it out). */
+ * when there is no extension (the Blender scenes leave it out). A leading "./" goes with the
+ * slashes after it (".//x" is "x", not the absolute "/x"). */
 static char *image_name(const char *file_path)
 {
-    while (file_path[0] == '.' && file_path[1] == '/') file_path += 2;
+    while (file_path[0] == '.' && file_path[1] == '/')
+        for (file_path += 2; file_path[0] == '/';) file_path++;
     const char *base = strrchr(file_path, '/');
     base = base ? base + 1 : file_path;
     bool has_ext = strchr(base, '.') != NULL;
@@ -130,6 +132,10 @@ static splat_status make_view(const char *path, const char *scene, uint32_t i, c
     if (!has_cy) cy = 0.5 * H;
     if (!(fx > 0 && fy > 0))
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: frame %u: focal lengths must be positive", path, i);
+    char what[64];
+    snprintf(what, sizeof what, "frame %u", i);
+    st = splat__view_aspect_check(path, what, w, h, W, H, err);
+    if (st != SPLAT_OK) return st;
     double sx = w / W, sy = h / H;
     splat_camera *c = &v->camera;
     c->fx = (float)(fx * sx), c->cx = (float)(cx * sx);
@@ -148,8 +154,6 @@ static splat_status make_view(const char *path, const char *scene, uint32_t i, c
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: frame %u: \"transform_matrix\" is singular", path, i);
     for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];
     for (int r = 0; r < 3; r++) c->t[r] = (float)-(R[r * 3] * pos[0] + R[r * 3 + 1] * pos[1] + R[r * 3 + 2] * pos[2]);
-    char what[64];
-    snprintf(what, sizeof what, "frame %u", i);
     return splat__camera_check(path, what, c, err);
 }
 

@@ -144,12 +144,15 @@ typedef struct ply_header {
 } ply_header;
 
 /* One header line without its line ending; false at end of file. */
+/* A header line; false at the end of the file, and also for a last line that the file cuts
+ * short (no newline): the header of a cut file ends there, whatever that line's start says. */
 static bool next_line(FILE *fp, char *line, size_t cap, bool *too_long)
 {
     *too_long = false;
     if (!fgets(line, (int)cap, fp)) return false;
     size_t n = strlen(line);
     if (n == cap - 1 && line[n - 1] != '\n') *too_long = true;
+    else if (n == 0 || line[n - 1] != '\n') return false;
     while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
     return true;
 }
@@ -187,7 +190,8 @@ static splat_status read_header(const char *path, FILE *fp, ply_header *h, splat
     bool seen[SLOT_COUNT] = {false};
     for (uint32_t lineno = 1;; lineno++) {
         if (!next_line(fp, line, sizeof line, &too_long))
-            return splat__fail(err, SPLAT_ERR_FORMAT, "%s: the PLY header ends without end_header", path);
+            return splat__fail(err, SPLAT_ERR_FORMAT, "%s: the PLY header ends without end_header (the file is cut "
+                               "short at header line %u)", path, lineno);
         if (too_long || lineno > 10000)
             return splat__fail(err, SPLAT_ERR_FORMAT, "%s: PLY header line %u is too long or too many", path, lineno);
         if (lineno == 1) {

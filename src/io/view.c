@@ -9,6 +9,21 @@ splat_status splat__view_size(const splat_data_view *view, uint32_t *w0, uint32_
     uint32_t f = view->downsample ? view->downsample : 1;
     *w = SPLAT_MAX(*w0 / f, 1u);
     *h = SPLAT_MAX(*h0 / f, 1u);
+    if (f > 1 && (*w < SPLAT_MIN_IMAGE_SIDE || *h < SPLAT_MIN_IMAGE_SIDE))
+        return splat__fail(err, SPLAT_ERR_INVALID_ARG, "%s: %ux%u downsampled by %u is %ux%u, fewer than %u pixels a side",
+                           view->image_path, *w0, *h0, f, *w, *h, SPLAT_MIN_IMAGE_SIDE);
+    return SPLAT_OK;
+}
+
+splat_status splat__view_aspect_check(const char *path, const char *what, uint32_t w, uint32_t h, double W, double H,
+                                      splat_error *err)
+{
+    /* images_N/ round each side down on its own: allow that, plus 2 % */
+    double ratio = ((double)w / W) / ((double)h / H);
+    double slack = 0.02 + 1.0 / SPLAT_MIN(w, h);
+    if (!(fabs(ratio - 1) <= slack))
+        return splat__fail(err, SPLAT_ERR_FORMAT, "%s: %s: the image is %ux%u but its camera is %gx%g, another shape "
+                           "(a rotated image?)", path, what, w, h, W, H);
     return SPLAT_OK;
 }
 
