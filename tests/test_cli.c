@@ -38,6 +38,9 @@ SPLAT_TEST(cli_usage_errors)
     free(out);
     T_CHECK(run_cli("train --steps -3 x -o y", &out) == 2 && strstr(out, "--steps"), "%s", out);
     free(out);
+    T_CHECK(run_cli("train --steps=-3 x -o y", &out) == 2 && strstr(out, "--steps needs a positive number, got '-3'"),
+            "the --opt=value form: %s", out);
+    free(out);
     T_CHECK(run_cli("train --help", &out) == 0 && strstr(out, "--max-gaussians-per-tile"), "%s", out);
     free(out);
     /* numbers that are not finite, or would not survive the cast to the type that holds them:
@@ -119,6 +122,12 @@ SPLAT_TEST(cli_demo_train_render)
     snprintf(args, sizeof args, "train '%s' -o '%s' --steps 30 --eval", dir, out_dir);
     int rc = run_cli(args, &out);
     T_CHECK(rc == 0 && strstr(out, "PSNR"), "exit %d: %s", rc, out);
+    /* the progress of a log (not a terminal): the last step once, with an ETA; memory in units
+     * that say something for a small scene */
+    const char *last = strstr(out, "step 30/30 ");
+    T_CHECK(last && !strstr(last + 1, "step 30/30 "), "the last step is not reported exactly once: %s", out);
+    T_CHECK(last && strstr(last, "ETA"), "no ETA in the log: %s", out);
+    T_CHECK(strstr(out, "peak GPU memory") && !strstr(out, "peak GPU memory 0.00 GiB"), "%s", out);
     free(out);
     snprintf(path, sizeof path, "%s/point_cloud.ply", out_dir);
     splat_scene s;

@@ -529,3 +529,65 @@ SPLAT_TEST(train_eval_vs_render)
     }
     splat_ctx_free(ctx);
 }
+
+/* What the progress callback is told, run in two calls as the CLI's checkpoints make it: nothing
+ * before an iteration has retired (the first line once read "loss 0.0000 psnr 0.00 126726.7
+ * it/s"), each end of a run once (the last step came twice, with different losses), and a rate
+ * over both calls that the second does not restart (it did after every checkpoint), close to
+ * the steps over the time the calls took. */
+typedef struct progress_log {
+    splat_train_progress p[4096];
+    double when[4096];
+    uint32_t n;
+} progress_log;
+
+static void log_progress(void *user, const splat_train_progress *p)
+{
+    progress_log *log = user;
+    if (log->n < 4096) log->when[log->n] = splat__now(), log->p[log->n++] = *p;
+}
+
+SPLAT_TEST(train_progress_reports)
+{
+    splat_ctx *ctx = test_ctx();
+    if (!ctx) return;
+    const char *dir = demo_dir(ctx, 32, 8);
+    progress_log *log = calloc(1, sizeof *log);
+    splat_error err = {0};
+    splat_trainer *t = NULL;
+    splat_train_desc desc = {.data = dir, .steps = 80, .seed = splat__rng_u64(splat_test_rng()), .progress = log_progress,
+                             .progress_user = log, .progress_ms = 1};
+    if (!dir || splat_trainer_init(&t, ctx, &desc, &err) != SPLAT_OK) {
+        splat_test_fail(__FILE__, __LINE__, "trainer:", "%s", err.msg);
+        goto done;
+    }
+    double t0 = splat__now();
+    T_OK(splat_trainer_run(t, 40, &err), &err);
+    double t1 = splat__now(), t_between = splat__now();
+    uint32_t first_of_second = log->n;
+    T_OK(splat_trainer_run(t, 0, &err), &err);
+    double t2 = splat__now();
+    double rate = 80.0 / ((t1 - t0) + (t2 - t_between));
+    printf("  %u reports; %u steps in %.2f s of runs: %.1f it/s; last report %.1f it/s\n", log->n, 80,
+           (t1 - t0) + (t2 - t_between), rate, log->n ? log->p[log->n - 1].iters_per_sec : 0);
+    T_REQUIRE(log->n > 2, "%u reports", log->n);
+    uint32_t ends[2] = {0, 0};
+    for (uint32_t k = 0; k < log->n; k++) {
+        const splat_train_progress *p = &log->p[k];
+        T_CHECK(p->loss > 0 && isfinite(p->loss) && p->psnr > 0, "report %u (step %u): loss %g psnr %g", k, p->step, p->loss,
+                p->psnr);
+        T_CHECK(k == 0 || p->step >= log->p[k - 1].step, "report %u: step %u after %u", k, p->step, log->p[k - 1].step);
+        ends[0] += p->step == 40, ends[1] += p->step == 80;
+        T_CHECK(p->iters_per_sec == 0 || (p->iters_per_sec > 0.5 * rate && p->iters_per_sec < 2 * rate),
+                "report %u (step %u): %.1f it/s, the runs went at %.1f", k, p->step, p->iters_per_sec, rate);
+        if (k >= first_of_second && t1 - t0 > 1.0)
+            T_CHECK(p->iters_per_sec > 0, "report %u (step %u): the rate restarted with the second run", k, p->step);
+    }
+    T_CHECK(ends[0] == 1 && ends[1] == 1, "the runs' last steps were reported %u and %u times", ends[0], ends[1]);
+    T_CHECK(fabs(log->p[log->n - 1].iters_per_sec - rate) < 0.15 * rate, "the last report says %.1f it/s, the runs %.1f",
+            log->p[log->n - 1].iters_per_sec, rate);
+done:
+    splat_trainer_free(t);
+    free(log);
+    splat_ctx_free(ctx);
+}

@@ -177,29 +177,48 @@ static int cmd_info(int argc, char **argv)
 
 /* ------------------------------------------------------------------ train */
 
+/* "12.3 it/s  ETA 4m05s", or "-- it/s  ETA --" until the rate is known. */
+static void rate_text(const splat_train_progress *p, char *out, size_t size)
+{
+    if (p->iters_per_sec <= 0) {
+        snprintf(out, size, "-- it/s  ETA --");
+        return;
+    }
+    unsigned eta = (unsigned)p->eta_sec;
+    snprintf(out, size, "%.1f it/s  ETA %um%02us", p->iters_per_sec, eta / 60, eta % 60);
+}
+
 static void progress_bar(void *user, const splat_train_progress *p)
 {
     (void)user;
     static int tty = -1;
     static uint32_t last_tenth = 0;
     if (tty < 0) tty = isatty(2);
+    char rate[64];
+    rate_text(p, rate, sizeof rate);
     if (!tty) {
-        /* a log, not a terminal: a line every tenth of the run */
+        /* a log, not a terminal: a line every tenth of the run, and the last step */
         uint32_t tenth = p->steps ? (uint32_t)((uint64_t)10 * p->step / p->steps) : 0;
         if (tenth == last_tenth && p->step != p->steps) return;
         last_tenth = tenth;
-        fprintf(stderr, "step %u/%u  loss %.4f  psnr %.2f  %u Gaussians  %.1f it/s\n", p->step, p->steps, p->loss, p->psnr,
-                p->n_gaussians, p->iters_per_sec);
+        fprintf(stderr, "step %u/%u  loss %.4f  psnr %.2f  %u Gaussians  %s\n", p->step, p->steps, p->loss, p->psnr,
+                p->n_gaussians, rate);
         return;
     }
     int width = 24, filled = p->steps ? (int)((uint64_t)width * p->step / p->steps) : 0;
     char bar[32];
     for (int k = 0; k < width; k++) bar[k] = k < filled ? '#' : '.';
     bar[width] = '\0';
-    unsigned eta = (unsigned)p->eta_sec;
-    fprintf(stderr, "\r[%s] %u/%u  loss %.4f  psnr %.2f  %u Gaussians  %.1f it/s  ETA %um%02us   ", bar, p->step, p->steps,
-            p->loss, p->psnr, p->n_gaussians, p->iters_per_sec, eta / 60, eta % 60);
+    fprintf(stderr, "\r[%s] %u/%u  loss %.4f  psnr %.2f  %u Gaussians  %s   ", bar, p->step, p->steps, p->loss, p->psnr,
+            p->n_gaussians, rate);
     fflush(stderr);
+}
+
+/* Bytes as GiB, or MiB below one GiB ("0.00 GiB" said nothing on small scenes). */
+static void bytes_text(uint64_t bytes, char *out, size_t size)
+{
+    if (bytes >= (1ull << 30)) snprintf(out, size, "%.2f GiB", bytes / 1073741824.0);
+    else snprintf(out, size, "%.1f MiB", bytes / 1048576.0);
 }
 
 static bool write_metrics(const char *path, const splat_eval_result *ev, const splat_train_progress *prog, uint32_t steps,
@@ -370,11 +389,13 @@ static int cmd_train(int argc, char **argv)
         splat_ctx_memory(ctx, NULL, &peak);
         snprintf(path, sizeof path, "%s/metrics.json", out);
         if (!write_metrics(path, &ev, &g_last, steps - first_step, scene.count, seconds, peak, dev.name, &err)) st = SPLAT_ERR_IO;
+        char mem[32];
+        bytes_text(peak, mem, sizeof mem);
         if (st == SPLAT_OK && !o.quiet)
-            printf("trained %u steps in %.1f s (%.1f it/s): %u Gaussians, peak GPU memory %.2f GiB\n"
+            printf("trained %u steps in %.1f s (%.1f it/s): %u Gaussians, peak GPU memory %s\n"
                    "held-out views (%u): PSNR %.2f  SSIM %.4f  L1 %.4f\nwrote %s/point_cloud.ply, %s/metrics.json%s\n",
-                   steps - first_step, seconds, seconds > 0 ? (steps - first_step) / seconds : 0, scene.count,
-                   peak / 1073741824.0, ev.n_views, ev.psnr, ev.ssim, ev.l1, out, out, renders ? ", renders/" : "");
+                   steps - first_step, seconds, seconds > 0 ? (steps - first_step) / seconds : 0, scene.count, mem,
+                   ev.n_views, ev.psnr, ev.ssim, ev.l1, out, out, renders ? ", renders/" : "");
     }
     if (st == SPLAT_OK && desc.profile) {
         splat_stage_time stages[64];
@@ -630,12 +651,28 @@ static void usage(FILE *f)
             VERSION);
 }
 
-int main(int argc, char **argv)
+/* "--option=value" is "--option value" (the getopt_long form users type): split once, here, so
+ * every command's parser sees the two words. The strings stay alive until exit. */
+static char **split_equals(int argc, char **argv, int *out_argc)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return 2;
+    char **out = calloc((size_t)argc * 2 + 1, sizeof *out);
+    int n = 0;
+    for (int i = 0; out && i < argc; i++) {
+        const char *eq = strchr(argv[i], '=');
+        if (i > 1 && strncmp(argv[i], "--", 2) == 0 && eq && eq > argv[i] + 2) {
+            out[n++] = strndup(argv[i], (size_t)(eq - argv[i]));
+            out[n++] = strdup(eq + 1);
+            if (!out[n - 2] || !out[n - 1]) return NULL; /* out of memory: the process ends */
+        } else {
+            out[n++] = argv[i];
+        }
     }
+    *out_argc = n;
+    return out;
+}
+
+static int dispatch(int argc, char **argv)
+{
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
@@ -653,4 +690,26 @@ int main(int argc, char **argv)
     fprintf(stderr, "splatc: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    int n;
+    char **split = split_equals(argc, argv, &n);
+    if (!split) {
+        fprintf(stderr, "splatc: out of memory\n");
+        return 1;
+    }
+    int rc = dispatch(n, split);
+    for (int i = 0, j = 0; i < n; i++, j++) {
+        if (split[i] == argv[j]) continue;
+        free(split[i]), free(split[i + 1]); /* the two halves of argv[j] */
+        i++;
+    }
+    free(split);
+    return rc;
 }

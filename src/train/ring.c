@@ -128,6 +128,7 @@ static splat_status retire(splat_trainer *t, uint32_t slot, uint32_t *gated_step
         return SPLAT_OK;
     }
     note_progress(t, rep, slot);
+    t->retired_any = true;
     t->prog.isect_padded += rep->counters.isect_padded;
     return t->prof.on ? note_profile(t, slot, err) : SPLAT_OK;
 }
@@ -168,18 +169,22 @@ splat_status splat__train_drain(splat_trainer *t, splat_error *err)
 
 /* ------------------------------------------------------------------ the loop */
 
-static void maybe_progress(splat_trainer *t, bool force)
+/* Reports progress every progress_ms: only once an iteration has retired (its loss is real), the
+ * last step of a run only once (the forced report after the ring drained), and the rate over
+ * every run of this trainer so far (not restarted by each call), 0 until it is a second old. */
+static void maybe_progress(splat_trainer *t, uint32_t until, bool force)
 {
     if (!t->desc.progress) return;
     double now = splat__now();
-    if (!force && (now - t->t_last_progress) * 1000.0 < t->desc.progress_ms) return;
+    if (!force && (!t->retired_any || t->step >= until || (now - t->t_last_progress) * 1000.0 < t->desc.progress_ms))
+        return;
     t->t_last_progress = now;
     t->prog.step = t->step;
     t->prog.steps = t->steps;
     t->prog.n_gaussians = t->model.count;
-    double dt = now - t->t_start;
-    uint32_t done = t->step - t->step_start;
-    t->prog.iters_per_sec = dt > 0 ? done / dt : 0;
+    double dt = t->time_in_runs + (now - t->run_start);
+    uint32_t done = t->step - t->first_step;
+    t->prog.iters_per_sec = dt >= 1.0 ? done / dt : 0;
     t->prog.eta_sec = t->prog.iters_per_sec > 0 ? (t->steps - t->step) / t->prog.iters_per_sec : 0;
     t->desc.progress(t->desc.progress_user, &t->prog);
 }
@@ -221,8 +226,8 @@ static splat_status run_strategy(splat_trainer *t, uint32_t s, splat_error *err)
 splat_status splat__train_run(splat_trainer *t, uint32_t until_step, splat_error *err)
 {
     if (until_step > t->steps || until_step == 0) until_step = t->steps;
-    t->t_start = splat__now();
-    t->step_start = t->step;
+    t->run_start = splat__now();
+    if (!t->timing) t->first_step = t->step, t->timing = true;
     bool rewound;
     for (;;) {
         while (t->step < until_step) {
@@ -245,12 +250,14 @@ splat_status splat__train_run(splat_trainer *t, uint32_t until_step, splat_error
                 st = run_strategy(t, s, err);
                 if (st != SPLAT_OK) return st;
             }
-            maybe_progress(t, false);
+            maybe_progress(t, until_step, false);
         }
         splat_status st = settle(t, UINT32_MAX, &rewound, err);
         if (st != SPLAT_OK) return st;
         if (!rewound) break;
     }
-    maybe_progress(t, true);
+    t->time_in_runs += splat__now() - t->run_start;
+    t->run_start = splat__now();
+    maybe_progress(t, until_step, true);
     return SPLAT_OK;
 }

@@ -170,8 +170,11 @@ struct splat_trainer {
     splat_trainer_prof prof;
 
     splat_train_progress prog;
-    double t_start, t_last_progress;
-    uint32_t step_start;
+    bool retired_any;                         /* prog holds a retired iteration's loss */
+    bool timing;                              /* the first run has started */
+    uint32_t first_step;                      /* where this trainer's first run started */
+    double run_start, time_in_runs;           /* the running run's start; seconds of the runs before it */
+    double t_last_progress;
 };
 
 /* trainer.c */
