@@ -55,7 +55,7 @@ typedef struct t_cam {
     uint32_t id;
     int model;               /* 0 SIMPLE_PINHOLE, 1 PINHOLE, or another COLMAP id */
     uint64_t width, height;
-    double params[8];
+    double params[16];
 } t_cam;
 
 typedef struct t_img {

@@ -278,19 +278,19 @@ SPLAT_TEST(io_colmap_absurd_intrinsics)
 
 SPLAT_TEST(io_colmap_unsupported_model)
 {
-    /* OPENCV (id 4), binary and text: refused, naming the file, the model and the remedy */
+    /* FOV (id 7), binary and text: refused, naming the file, the model and the remedy */
     for (int text = 0; text < 2; text++) {
         t_colmap m;
         t_colmap_random(&m);
-        m.cams[rnd(2)].model = 4;
-        for (int k = 0; k < 8; k++) m.cams[0].params[k] = m.cams[1].params[k] = 0.5 + k;
+        m.cams[rnd(2)].model = 7;
+        for (int k = 0; k < 5; k++) m.cams[0].params[k] = m.cams[1].params[k] = 0.5 + k;
         const char *scene = t_path("opencv%d", text);
         char dir[600];
         snprintf(dir, sizeof dir, "%s/sparse/0", scene);
         t_colmap_write(&m, dir, text);
         t_colmap_write_images(&m, scene, false);
         const char *file = t_path("opencv%d/sparse/0/cameras.%s", text, text ? "txt" : "bin");
-        EXPECT_FAIL(scene, 0, SPLAT_ERR_UNSUPPORTED, file, "OPENCV");
+        EXPECT_FAIL(scene, 0, SPLAT_ERR_UNSUPPORTED, file, "FOV");
         EXPECT_FAIL(scene, 0, SPLAT_ERR_UNSUPPORTED, file, "undistort");
         EXPECT_FAIL(scene, 0, SPLAT_ERR_UNSUPPORTED, file, "colmap image_undistorter");
     }

@@ -225,8 +225,9 @@ int t_model_params(int model)
 static const char *model_name(int model)
 {
     static const char *const names[] = {"SIMPLE_PINHOLE", "PINHOLE", "SIMPLE_RADIAL", "RADIAL", "OPENCV",
-                                        "OPENCV_FISHEYE", "FULL_OPENCV", "FOV"};
-    return model >= 0 && model < 8 ? names[model] : "UNKNOWN";
+                                        "OPENCV_FISHEYE", "FULL_OPENCV", "FOV", "SIMPLE_RADIAL_FISHEYE",
+                                        "RADIAL_FISHEYE", "THIN_PRISM_FISHEYE", "RAD_TAN_THIN_PRISM_FISHEYE"};
+    return model >= 0 && model < 12 ? names[model] : "UNKNOWN";
 }
 
 static uint32_t rnd(uint32_t n) { return (uint32_t)(splat__rng_u64(splat_test_rng()) % n); }

@@ -15,16 +15,35 @@
 #define MAX_MODEL_FILE ((size_t)1 << 36)
 #define MAX_CAMERA_SIZE (1u << 24)
 
-/* COLMAP's camera model ids, for messages. */
-static const char *const model_names[] = {
-    "SIMPLE_PINHOLE", "PINHOLE", "SIMPLE_RADIAL", "RADIAL", "OPENCV", "OPENCV_FISHEYE", "FULL_OPENCV", "FOV",
-    "SIMPLE_RADIAL_FISHEYE", "RADIAL_FISHEYE", "THIN_PRISM_FISHEYE", "RAD_TAN_THIN_PRISM_FISHEYE",
+/* COLMAP's camera models by id: the name, the number of parameters, whether the focal length is
+ * one (f) or two (fx, fy), and the distortion (SPLAT_DISTORTION_NONE also for those splatc does
+ * not handle: supported says which). */
+static const struct {
+    const char *name;
+    uint32_t params;
+    bool one_focal, supported;
+    splat_distortion_model distortion;
+} models[] = {
+    {"SIMPLE_PINHOLE", 3, true, true, SPLAT_DISTORTION_NONE},
+    {"PINHOLE", 4, false, true, SPLAT_DISTORTION_NONE},
+    {"SIMPLE_RADIAL", 4, true, true, SPLAT_DISTORTION_SIMPLE_RADIAL},
+    {"RADIAL", 5, true, true, SPLAT_DISTORTION_RADIAL},
+    {"OPENCV", 8, false, true, SPLAT_DISTORTION_OPENCV},
+    {"OPENCV_FISHEYE", 8, false, true, SPLAT_DISTORTION_OPENCV_FISHEYE},
+    {"FULL_OPENCV", 12, false, true, SPLAT_DISTORTION_FULL_OPENCV},
+    {"FOV", 5, false, false, SPLAT_DISTORTION_NONE},
+    {"SIMPLE_RADIAL_FISHEYE", 4, true, false, SPLAT_DISTORTION_NONE},
+    {"RADIAL_FISHEYE", 5, true, false, SPLAT_DISTORTION_NONE},
+    {"THIN_PRISM_FISHEYE", 12, false, false, SPLAT_DISTORTION_NONE},
+    {"RAD_TAN_THIN_PRISM_FISHEYE", 16, false, false, SPLAT_DISTORTION_NONE},
 };
+#define MAX_MODEL_PARAMS 16
 
 typedef struct col_camera {
     uint32_t id;
     uint64_t width, height;
     double fx, fy, cx, cy;
+    splat_distortion distortion;
 } col_camera;
 
 typedef struct col_image {
@@ -56,18 +75,30 @@ static void model_free(col_model *m)
 static splat_status unsupported_model(const char *path, uint32_t id, const char *model, splat_error *err)
 {
     return splat__fail(err, SPLAT_ERR_UNSUPPORTED,
-                       "%s: camera %u uses the %s model; splatc handles only PINHOLE and SIMPLE_PINHOLE cameras, so the "
-                       "images must be undistorted first (e.g. with `colmap image_undistorter`)",
+                       "%s: camera %u uses the %s model; splatc handles PINHOLE, SIMPLE_PINHOLE, SIMPLE_RADIAL, RADIAL, "
+                       "OPENCV, OPENCV_FISHEYE and FULL_OPENCV cameras: undistort the images first (e.g. with `colmap "
+                       "image_undistorter`)",
                        path, id, model);
 }
 
-/* model 0 SIMPLE_PINHOLE (f, cx, cy) or 1 PINHOLE (fx, fy, cx, cy) */
+/* The parameters of model `model` (an index of models[], supported): f or fx fy, cx cy, then the
+ * distortion's, in COLMAP's order. */
 static splat_status set_camera(const char *path, col_camera *c, int model, const double *p, splat_error *err)
 {
+    bool one = models[model].one_focal;
     c->fx = p[0];
-    c->fy = model == 0 ? p[0] : p[1];
-    c->cx = model == 0 ? p[1] : p[2];
-    c->cy = model == 0 ? p[2] : p[3];
+    c->fy = one ? p[0] : p[1];
+    c->cx = one ? p[1] : p[2];
+    c->cy = one ? p[2] : p[3];
+    c->distortion = (splat_distortion){.model = models[model].distortion};
+    uint32_t first = one ? 3 : 4, n = models[model].params - first;
+    SPLAT_ASSERT(n == splat__distortion_params(c->distortion.model));
+    for (uint32_t k = 0; k < n; k++) {
+        c->distortion.k[k] = p[first + k];
+        if (!splat__finite_float(p[first + k]))
+            return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: camera %u has a distortion parameter that is not finite as "
+                               "a float (%g)", path, c->id, p[first + k]);
+    }
     if (!splat__finite_float(c->fx) || !splat__finite_float(c->fy) || !splat__finite_float(c->cx) ||
         !splat__finite_float(c->cy))
         return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: camera %u has parameters that are not finite as floats (%g %g %g %g)",
@@ -120,17 +151,16 @@ static splat_status cameras_bin(const char *path, splat_cursor *c, col_model *m,
     for (uint64_t i = 0; i < n; i++) {
         col_camera *cam = &m->cams[i];
         uint32_t model;
-        double p[4];
+        double p[MAX_MODEL_PARAMS];
         if (!splat__cursor_u32(c, &cam->id) || !splat__cursor_u32(c, &model) || !splat__cursor_u64(c, &cam->width) ||
             !splat__cursor_u64(c, &cam->height))
             goto truncated;
-        if (model > 1) {
-            if (model < SPLAT_COUNTOF(model_names)) return unsupported_model(path, cam->id, model_names[model], err);
+        if (model >= SPLAT_COUNTOF(models))
             return splat__fail(err, SPLAT_ERR_FORMAT, "%s: camera %u has unknown model id %d (corrupt file?)", path,
                                cam->id, (int32_t)model);
-        }
-        for (uint32_t k = 0; k < 3 + model; k++)
+        for (uint32_t k = 0; k < models[model].params; k++)
             if (!splat__cursor_f64(c, &p[k])) goto truncated;
+        if (!models[model].supported) return unsupported_model(path, cam->id, models[model].name, err);
         if ((st = set_camera(path, cam, (int)model, p, err)) != SPLAT_OK) return st;
         m->n_cams++;
         continue;
@@ -303,16 +333,18 @@ static splat_status cameras_txt(const char *path, text_reader *r, col_model *m, 
             !parse_u64(next_token(&line), &cam.width) || !parse_u64(next_token(&line), &cam.height))
             return splat__fail(err, SPLAT_ERR_FORMAT, "%s:%u: expected CAMERA_ID MODEL WIDTH HEIGHT PARAMS...", path,
                                r->line);
-        int id = strcmp(model, "SIMPLE_PINHOLE") == 0 ? 0 : strcmp(model, "PINHOLE") == 0 ? 1 : -1;
-        if (id < 0) return unsupported_model(path, cam.id, model, err);
-        double p[4];
-        for (int k = 0; k < 3 + id; k++)
+        int id = -1;
+        for (int k = 0; k < (int)SPLAT_COUNTOF(models) && id < 0; k++)
+            if (strcmp(model, models[k].name) == 0) id = k;
+        if (id < 0 || !models[id].supported) return unsupported_model(path, cam.id, model, err);
+        double p[MAX_MODEL_PARAMS];
+        uint32_t np = models[id].params;
+        for (uint32_t k = 0; k < np; k++)
             if (!parse_f64(next_token(&line), &p[k]))
-                return splat__fail(err, SPLAT_ERR_FORMAT, "%s:%u: %s needs %d numeric parameters", path, r->line,
-                                   model, 3 + id);
+                return splat__fail(err, SPLAT_ERR_FORMAT, "%s:%u: %s needs %u numeric parameters", path, r->line,
+                                   model, np);
         if (next_token(&line))
-            return splat__fail(err, SPLAT_ERR_FORMAT, "%s:%u: %s has more than %d parameters", path, r->line, model,
-                               3 + id);
+            return splat__fail(err, SPLAT_ERR_FORMAT, "%s:%u: %s has more than %u parameters", path, r->line, model, np);
         splat_status st = set_camera(path, &cam, id, p, err);
         if (st != SPLAT_OK) return st;
         if (!grow((void **)&m->cams, &m->cap_cams, m->n_cams + 1, sizeof *m->cams)) return oom(path, err);
@@ -488,15 +520,22 @@ static splat_status make_view(const col_model *m, col_image *img, const char *im
     st = splat__view_aspect_check(images_path, what, w, h, (double)cam->width, (double)cam->height, err);
     if (st != SPLAT_OK) return st;
     double sx = (double)w / (double)cam->width, sy = (double)h / (double)cam->height;
-    splat_camera *c = &v->camera;
-    c->fx = (float)(cam->fx * sx), c->cx = (float)(cam->cx * sx);
-    c->fy = (float)(cam->fy * sy), c->cy = (float)(cam->cy * sy);
+    double fx = cam->fx * sx, fy = cam->fy * sy, cx = cam->cx * sx, cy = cam->cy * sy;
+    /* finite doubles may leave a float's range once scaled: checked before the conversion */
+    if (!splat__finite_float(fx) || !splat__finite_float(fy) || !splat__finite_float(cx) || !splat__finite_float(cy))
+        return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: %s: the intrinsics scaled to the image (%ux%u) are not finite "
+                           "floats", images_path, what, w, h);
+    splat_camera *c = &v->raw;
+    c->fx = (float)fx, c->cx = (float)cx, c->fy = (float)fy, c->cy = (float)cy;
     c->width = w, c->height = h;
     double q[4] = {img->q[0] / qn, img->q[1] / qn, img->q[2] / qn, img->q[3] / qn}, R[9];
     splat__quat_to_mat(q, R);
     for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];
     for (int k = 0; k < 3; k++) c->t[k] = (float)img->t[k];
-    return splat__camera_check(images_path, what, c, err);
+    st = splat__camera_check(images_path, what, c, err);
+    v->distortion = cam->distortion;
+    if (st == SPLAT_OK) st = splat__undistorted_camera(images_path, what, c, &v->distortion, &v->camera, err);
+    return st;
 }
 
 splat_status splat__colmap_load(const char *model_dir, const splat_dataset_desc *desc, splat_dataset *ds,

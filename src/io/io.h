@@ -29,15 +29,58 @@ splat_status splat__image_save_png(const char *path, const splat_image *img, int
 splat_status splat__image_downsample(const splat_image *src, uint32_t factor, splat_image *dst, splat_error *err);
 void splat__image_free(splat_image *img);
 
+/* -------------------------------------------------------------- lens distortion */
+
+/* The distortion models of COLMAP (camera_models.h), by their parameters after fx fy cx cy. */
+typedef enum splat_distortion_model {
+    SPLAT_DISTORTION_NONE = 0,
+    SPLAT_DISTORTION_SIMPLE_RADIAL,  /* k */
+    SPLAT_DISTORTION_RADIAL,         /* k1 k2 */
+    SPLAT_DISTORTION_OPENCV,         /* k1 k2 p1 p2 */
+    SPLAT_DISTORTION_FULL_OPENCV,    /* k1 k2 p1 p2 k3 k4 k5 k6 */
+    SPLAT_DISTORTION_OPENCV_FISHEYE, /* k1 k2 k3 k4 */
+} splat_distortion_model;
+
+typedef struct splat_distortion {
+    splat_distortion_model model;
+    double k[8];             /* the model's parameters in COLMAP's order */
+} splat_distortion;
+
+/* How many parameters the model has. */
+uint32_t splat__distortion_params(splat_distortion_model model);
+/* True when every parameter is 0 (such a camera is a pinhole, and is not resampled). */
+bool splat__distortion_is_zero(const splat_distortion *d);
+/* Normalised undistorted (u, v) -> normalised distorted, COLMAP's formulas. */
+void splat__distort(const splat_distortion *d, double u, double v, double *ud, double *vd);
+/* The inverse, iteratively; false when it does not converge (to 1e-9 of the point). */
+bool splat__undistort(const splat_distortion *d, double ud, double vd, double *u, double *v);
+/* The pinhole camera a distorted one (`raw`, at its image's size) is undistorted to: the same
+ * focal lengths, the largest axis-aligned box of undistorted points inside the image's border
+ * (no pixel without data), at most twice the image on each side of the principal point. A
+ * distortion that is all zero gives `raw` itself. Errors name `path` and `what`. */
+splat_status splat__undistorted_camera(const char *path, const char *what, const splat_camera *raw,
+                                       const splat_distortion *d, splat_camera *out, splat_error *err);
+/* Resamples `src` (taken by `raw`, or a scaled copy of it) into `cam`'s image: each pixel centre
+ * of `cam`, distorted, sampled bilinearly (colour weighted by alpha). dst is allocated here. */
+splat_status splat__image_undistort(const splat_image *src, const splat_camera *raw, const splat_distortion *d,
+                                    const splat_camera *cam, splat_image *dst, splat_error *err);
+
 /* ----------------------------------------------------------------------- datasets */
 
 typedef struct splat_data_view {
     char *name;              /* image file name relative to the image folder, e.g. "DSC_0001.JPG" */
     char *image_path;        /* path to open */
-    splat_camera camera;     /* intrinsics scaled to the image's actual size */
+    splat_camera camera;     /* the pinhole camera training sees: intrinsics scaled to the image's actual
+                                size, and undistorted (see raw) */
+    splat_camera raw;        /* the camera as the dataset gives it, at the image's actual size */
+    splat_distortion distortion;  /* of raw; NONE (or all zero) when camera is raw */
     uint32_t downsample;     /* 1, or the factor to apply after loading when no images_N/ existed */
     bool is_test;            /* held out for evaluation */
 } splat_data_view;
+
+/* The image of a view as training sees it: loaded, downsampled by view->downsample, undistorted
+ * to view->camera, and checked against its size. */
+splat_status splat__view_image_load(const splat_data_view *view, splat_image *out, splat_error *err);
 
 typedef enum splat_dataset_kind {
     SPLAT_DATASET_COLMAP = 1,

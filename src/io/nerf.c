@@ -137,7 +137,7 @@ static splat_status make_view(const char *path, const char *scene, uint32_t i, c
     st = splat__view_aspect_check(path, what, w, h, W, H, err);
     if (st != SPLAT_OK) return st;
     double sx = w / W, sy = h / H;
-    splat_camera *c = &v->camera;
+    splat_camera *c = &v->raw;
     c->fx = (float)(fx * sx), c->cx = (float)(cx * sx);
     c->fy = (float)(fy * sy), c->cy = (float)(cy * sy);
     c->width = w, c->height = h;
@@ -154,7 +154,9 @@ static splat_status make_view(const char *path, const char *scene, uint32_t i, c
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: frame %u: \"transform_matrix\" is singular", path, i);
     for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];
     for (int r = 0; r < 3; r++) c->t[r] = (float)-(R[r * 3] * pos[0] + R[r * 3 + 1] * pos[1] + R[r * 3 + 2] * pos[2]);
-    return splat__camera_check(path, what, c, err);
+    st = splat__camera_check(path, what, c, err);
+    v->camera = *c; /* no distortion (yet) */
+    return st;
 }
 
 static splat_status load_split(const splat_dataset_desc *desc, const char *json_name, bool is_test, splat_dataset *ds,

@@ -52,3 +52,29 @@ splat_status splat__camera_check(const char *path, const char *what, const splat
                            what, c->cx, c->cy, w, h);
     return SPLAT_OK;
 }
+
+splat_status splat__view_image_load(const splat_data_view *view, splat_image *out, splat_error *err)
+{
+    memset(out, 0, sizeof *out);
+    splat_image raw = {0}, small = {0};
+    splat_status st = splat__image_load(view->image_path, &raw, err);
+    if (st == SPLAT_OK && view->downsample > 1) {
+        st = splat__image_downsample(&raw, view->downsample, &small, err);
+        splat__image_free(&raw);
+        raw = small;
+    }
+    if (st != SPLAT_OK) return st;
+    if (raw.width != view->raw.width || raw.height != view->raw.height) {
+        st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: image is %ux%u but its camera is %ux%u", view->image_path, raw.width,
+                         raw.height, view->raw.width, view->raw.height);
+        splat__image_free(&raw);
+        return st;
+    }
+    if (view->distortion.model == SPLAT_DISTORTION_NONE || splat__distortion_is_zero(&view->distortion)) {
+        *out = raw;
+        return SPLAT_OK;
+    }
+    st = splat__image_undistort(&raw, &view->raw, &view->distortion, &view->camera, out, err);
+    splat__image_free(&raw);
+    return st;
+}

@@ -5,24 +5,7 @@
 
 splat_status splat__images_load(const splat_dataset *ds, uint32_t v, splat_image *out, splat_error *err)
 {
-    const splat_data_view *view = &ds->views[v];
-    splat_image raw = {0};
-    splat_status st = splat__image_load(view->image_path, &raw, err);
-    if (st != SPLAT_OK) return st;
-    if (view->downsample > 1) {
-        st = splat__image_downsample(&raw, view->downsample, out, err);
-        splat__image_free(&raw);
-        if (st != SPLAT_OK) return st;
-    } else {
-        *out = raw;
-    }
-    if (out->width != view->camera.width || out->height != view->camera.height) {
-        splat_status bad = splat__fail(err, SPLAT_ERR_FORMAT, "%s: image is %ux%u but its camera is %ux%u", view->image_path,
-                                       out->width, out->height, view->camera.width, view->camera.height);
-        splat__image_free(out);
-        return bad;
-    }
-    return SPLAT_OK;
+    return splat__view_image_load(&ds->views[v], out, err);
 }
 
 splat_status splat__images_init(splat_gpu *g, splat_image_store *s, const splat_dataset *ds, const uint32_t *train_views,
