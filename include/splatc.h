@@ -267,7 +267,9 @@ SPLAT_API uint32_t splat_trainer_diagnostics(splat_trainer *t, char *msg, size_t
 
 typedef struct splat_eval_result {
     uint32_t n_views;
-    double psnr, ssim, l1;           /* means over the test views */
+    double psnr, ssim, l1;           /* means over the test views, over the pixels that count (every pixel of a
+                                        view without a mask; docs/TRAIN.md, "With a mask") */
+    double psnr_full;                /* PSNR over every pixel, mask or not */
     double seconds;
 } splat_eval_result;
 

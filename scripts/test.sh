@@ -4,7 +4,7 @@
 # builds again with AddressSanitizer + UndefinedBehaviorSanitizer and runs the suite once more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
+scripts/deps.sh --test
 jobs=$(nproc)
 scripts/build.sh build -DSPLAT_WERROR=ON
 ctest --test-dir build --output-on-failure -j"$jobs"

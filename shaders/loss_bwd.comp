@@ -14,6 +14,7 @@ layout(std430, binding = LOSS_PIXELS) readonly buffer Images { uint pixels[]; };
 layout(std430, binding = LOSS_RENDER) readonly buffer OutRGBT { vec4 out_rgbt[]; };
 layout(std430, binding = LOSS_MAPS) readonly buffer Maps { vec4 maps[]; };         // [H,W,3]
 layout(std430, binding = LOSS_OUT) writeonly buffer GradImg { vec4 grad_img[]; };  // [H,W] dL/drgb, dL/dalpha
+layout(std430, binding = LOSS_MASKS) readonly buffer Masks { uint masks[]; };       // a byte a pixel: 1 counts
 layout(push_constant) uniform Push { splat_train_push pc; };
 
 const uint T = 16u, R = 5u, S = 26u;
@@ -28,16 +29,19 @@ void main()
     uint tid = gl_LocalInvocationIndex;
     bool inside = q.x < W && q.y < H;
     uint base = slots[pc.slot].image_offset;
+    bool has_mask = slots[pc.slot].has_mask != 0u;
+    bool counts = !has_mask || (inside && mask_at(base + q.y * W + q.x));
     vec3 bg = vec3(frame.background[0], frame.background[1], frame.background[2]);
     vec3 x = vec3(0.0), y = vec3(0.0);
-    if (inside) {
+    if (inside && counts) { // an ignored pixel is 0 in both images (x' = m x, y' = m y)
         x = out_rgbt[q.y * W + q.x].rgb;
         y = gt_pixel(pixels[base + q.y * W + q.x], bg);
     }
     float lambda = float(SPLAT_LOSS_LAMBDA);
-    float n_pix = float(W) * float(H) * 3.0;
-    float n_ssim = W >= 11u && H >= 11u ? float(W - 10u) * float(H - 10u) * 3.0 : 0.0;
-    vec3 grad = (1.0 - lambda) / n_pix * sign(x - y);
+    float n_pix = has_mask ? float(slots[pc.slot].n_pixels) * 3.0 : float(W) * float(H) * 3.0;
+    float n_ssim = has_mask ? float(slots[pc.slot].n_centres) * 3.0
+                            : W >= 11u && H >= 11u ? float(W - 10u) * float(H - 10u) * 3.0 : 0.0;
+    vec3 grad = n_pix > 0.0 ? (1.0 - lambda) / n_pix * sign(x - y) : vec3(0.0);
     for (uint c = 0u; c < 3u && n_ssim > 0.0; c++) {
         barrier();
         for (uint k = tid; k < S * S; k += 256u) {
@@ -46,7 +50,7 @@ void main()
             vec3 m = vec3(0.0);
             if (gx >= 0 && gy >= 0 && gx < int(W) && gy < int(H)) {
                 uint pi = uint(gy) * W + uint(gx);
-                m = vec3(maps[3u * pi][c], maps[3u * pi + 1u][c], maps[3u * pi + 2u][c]);
+                m = vec3(maps[3u * pi][c], maps[3u * pi + 1u][c], maps[3u * pi + 2u][c]);  // 0 at windows not counted
             }
             s_m[k] = m;
         }
@@ -62,5 +66,5 @@ void main()
         for (uint w = 0u; w < 11u; w++) gm += SSIM_G[w] * s_h[(gl_LocalInvocationID.y + w) * T + gl_LocalInvocationID.x];
         grad[c] -= lambda / n_ssim * (gm.x + 2.0 * x[c] * gm.y + y[c] * gm.z);
     }
-    if (inside) grad_img[q.y * W + q.x] = vec4(grad, 0.0);
+    if (inside) grad_img[q.y * W + q.x] = counts ? vec4(grad, 0.0) : vec4(0.0);
 }

@@ -2,7 +2,9 @@
 // Loss, first pass (docs/TRAIN.md): per 16x16 pixel tile, the L1 and squared-error sums, and
 // for every valid SSIM window centred in the tile, ssim and its derivatives with respect to
 // the window's moments (mu_x, E[x^2], E[xy]); loss_bwd turns those into dL/dx. Sums are
-// written per workgroup and added in a fixed order by loss_reduce (deterministic).
+// written per workgroup and added in a fixed order by loss_reduce (deterministic). With a
+// mask, ignored pixels are zero in both images, add nothing to L1 and the squared error, and
+// centre no window; the squared error over every pixel is summed too (full-image PSNR).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common.glsl"
@@ -16,7 +18,8 @@ layout(std430, binding = LOSS_SLOTS) readonly buffer Slots { splat_train_slot sl
 layout(std430, binding = LOSS_PIXELS) readonly buffer Images { uint pixels[]; };     // packed RGBA8
 layout(std430, binding = LOSS_RENDER) readonly buffer OutRGBT { vec4 out_rgbt[]; };  // [H,W] rendered rgb + T
 layout(std430, binding = LOSS_MAPS) writeonly buffer Maps { vec4 maps[]; };          // [H,W,3] dssim/d(mu_x, E[x^2], E[xy]) per channel
-layout(std430, binding = LOSS_OUT) writeonly buffer Parts { vec4 parts[]; };         // [groups] l1, sq, ssim
+layout(std430, binding = LOSS_OUT) writeonly buffer Parts { vec4 parts[]; };         // [groups] l1, sq, ssim, sq of every pixel
+layout(std430, binding = LOSS_MASKS) readonly buffer Masks { uint masks[]; };        // a byte a pixel: 1 counts
 layout(push_constant) uniform Push { splat_train_push pc; };
 
 const uint T = 16u, R = 5u, S = 26u;  // tile, window radius, tile + halo
@@ -32,19 +35,24 @@ void main()
     uint tid = gl_LocalInvocationIndex;
     bool inside = q.x < W && q.y < H;
     uint base = slots[pc.slot].image_offset;
+    bool has_mask = slots[pc.slot].has_mask != 0u;
     vec3 bg = vec3(frame.background[0], frame.background[1], frame.background[2]);
 
-    float l1 = 0.0, sq = 0.0, ssim_sum = 0.0;
+    float l1 = 0.0, sq = 0.0, ssim_sum = 0.0, sq_full = 0.0;
+    bool counts = !has_mask || (inside && mask_at(base + q.y * W + q.x));
     vec3 x = vec3(0.0), y = vec3(0.0);
     if (inside) {
         x = out_rgbt[q.y * W + q.x].rgb;
         y = gt_pixel(pixels[base + q.y * W + q.x], bg);
         vec3 d = x - y, dc = clamp(x, 0.0, 1.0) - y;
-        l1 = abs(d.r) + abs(d.g) + abs(d.b);
-        sq = dot(dc, dc);
+        sq_full = dot(dc, dc);
+        if (counts) {
+            l1 = abs(d.r) + abs(d.g) + abs(d.b);
+            sq = dot(dc, dc);
+        }
     }
-    // Valid window centres: the whole 11x11 window inside the image.
-    bool centre = inside && W >= 11u && H >= 11u && q.x >= R && q.y >= R && q.x + R < W && q.y + R < H;
+    // Valid window centres: the whole 11x11 window inside the image, its centre counting.
+    bool centre = inside && counts && W >= 11u && H >= 11u && q.x >= R && q.y >= R && q.x + R < W && q.y + R < H;
     vec3 d_mu = vec3(0.0), d_xx = vec3(0.0), d_xy = vec3(0.0);
     for (uint c = 0u; c < 3u; c++) {
         barrier();
@@ -54,8 +62,10 @@ void main()
             float xv = 0.0, yv = 0.0;
             if (gx >= 0 && gy >= 0 && gx < int(W) && gy < int(H)) {
                 uint pi = uint(gy) * W + uint(gx);
-                xv = out_rgbt[pi][c];
-                yv = gt_pixel(pixels[base + pi], bg)[c];
+                if (!has_mask || mask_at(base + pi)) {
+                    xv = out_rgbt[pi][c];
+                    yv = gt_pixel(pixels[base + pi], bg)[c];
+                }
             }
             s_x[k] = xv;
             s_y[k] = yv;
@@ -114,7 +124,7 @@ void main()
         maps[3u * pi + 2u] = vec4(d_xy, 0.0);
     }
     // Workgroup sums, in a fixed order.
-    vec4 v = subgroupAdd(vec4(l1, sq, ssim_sum, 0.0));
+    vec4 v = subgroupAdd(vec4(l1, sq, ssim_sum, sq_full));
     if (subgroupElect()) s_sum[gl_SubgroupID] = v;
     barrier();
     if (tid == 0u) {

@@ -8,7 +8,6 @@
 
 layout(local_size_x = 256) in;
 
-layout(std430, binding = LOSS_REDUCE_FRAME) readonly buffer FrameBuf { splat_frame frame; };
 layout(std430, binding = LOSS_REDUCE_PARTS) readonly buffer Parts { vec4 parts[]; };  // [n_parts]
 layout(std430, binding = LOSS_REDUCE_COUNTERS) readonly buffer Count { splat_counters counters; };
 layout(std430, binding = LOSS_REDUCE_GATE) buffer Gate { uint gate; };
@@ -31,14 +30,15 @@ void main()
         barrier();
     }
     if (tid == 0u) {
-        uint W = frame.cam.width, H = frame.cam.height;
         uint g = gate | counters.overflow | counters.nonfinite;
         gate = g;
         report.counters = counters;
         report.l1_sum = s_acc[0].x;
         report.sq_sum = s_acc[0].y;
         report.ssim_sum = s_acc[0].z;
-        report.n_ssim = W >= 11u && H >= 11u ? (W - 10u) * (H - 10u) * 3u : 0u;
+        report.n_ssim = slots[pc.slot].n_centres * 3u;
+        report.sq_full_sum = s_acc[0].w;
+        report.n_values = slots[pc.slot].n_pixels * 3u;
         report.step = slots[pc.slot].step;
         report.gate = g;
     }

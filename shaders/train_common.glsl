@@ -14,4 +14,8 @@ vec3 gt_pixel(uint packed, vec3 bg)
     return c.rgb * c.a + (1.0 - c.a) * bg;
 }
 
+// Whether pixel i (an index into the pixels bound, like the image's) counts, from its mask byte.
+// The shader declares `masks`, a uint array of packed bytes.
+#define mask_at(i) (((masks[(i) >> 2u] >> (((i) & 3u) * 8u)) & 0xffu) != 0u)
+
 #endif

@@ -34,7 +34,12 @@ SPLAT_STRUCT(splat_train_slot)
     u32 step;                /* 0-based */
     u32 image_offset;        /* where the view's ground truth starts in the pixels the slot's recording
                                 binds (in pixels, one packed RGBA8 uint each): its place in the resident
-                                image store, or 0 in a slot's own image (streamed, evaluation) */
+                                image store, or 0 in a slot's own image (streamed, evaluation); its mask
+                                starts at the same pixel, a byte each */
+    u32 has_mask;            /* the view has a mask (else every pixel counts) */
+    u32 n_pixels;            /* pixels that count (W H without a mask) */
+    u32 n_centres;           /* valid SSIM windows whose centre counts ((W - 10) (H - 10), or 0) */
+    u32 pad;
     f32 bias1, bias2;        /* 1 - b1^t and sqrt(1 - b2^t), t = step + 1 */
     f32 lr_head[SPLAT_GROUP_COUNT];   /* learning rate of each group's head, and of the rest (core/params.h) */
     f32 lr_rest[SPLAT_GROUP_COUNT];
@@ -50,7 +55,8 @@ SPLAT_STRUCT(splat_train_report)
     u32 n_ssim;              /* number of valid positions * 3 */
     u32 step;
     u32 gate;                /* nonzero: the iteration (or an earlier one) overflowed, updates skipped */
-    u32 pad0, pad1;
+    f32 sq_full_sum;         /* sq_sum over every pixel, mask or not */
+    u32 n_values;            /* pixel values the sums of l1 and sq are over (3 x the pixels that count) */
 };
 
 /* Push constants of the training kernels. */
@@ -82,16 +88,16 @@ SPLAT_STRUCT(splat_train_push)
 #define LOSS_RENDER 3
 #define LOSS_MAPS 4
 #define LOSS_OUT 5
-#define LOSS_BINDINGS 6
+#define LOSS_MASKS 6
+#define LOSS_BINDINGS 7
 
 /* loss_reduce.comp */
-#define LOSS_REDUCE_FRAME 0
-#define LOSS_REDUCE_PARTS 1
-#define LOSS_REDUCE_COUNTERS 2
-#define LOSS_REDUCE_GATE 3
-#define LOSS_REDUCE_REPORT 4
-#define LOSS_REDUCE_SLOTS 5
-#define LOSS_REDUCE_BINDINGS 6
+#define LOSS_REDUCE_PARTS 0
+#define LOSS_REDUCE_COUNTERS 1
+#define LOSS_REDUCE_GATE 2
+#define LOSS_REDUCE_REPORT 3
+#define LOSS_REDUCE_SLOTS 4
+#define LOSS_REDUCE_BINDINGS 5
 
 /* densify_mark.comp */
 #define DENSIFY_MARK_SCALES 0

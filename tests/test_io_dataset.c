@@ -545,3 +545,112 @@ SPLAT_TEST(io_dataset_image_shapes)
     EXPECT_FAIL(scene, 0, SPLAT_ERR_FORMAT, imgs, "another shape (a rotated image?)");
     EXPECT_FAIL(scene, 0, SPLAT_ERR_FORMAT, im->name, "another shape (a rotated image?)");
 }
+
+/* A mask file for `im` in `dir` under one of the three names a mask may have, its pixels kept
+ * where want[] is 1. Kept pixels have one channel at 128 or more and the others anything; ignored
+ * ones have every channel below 128 (so a loader that reads one channel, or thresholds at another
+ * value, gets some wrong). 2x2 blocks share a value when `blocks`, so a mask halved with its image
+ * stays exact. */
+static void write_mask(const char *dir, const t_img *im, uint32_t w, uint32_t h, bool blocks, int naming, uint8_t *want)
+{
+    char name[200], path[900];
+    snprintf(name, sizeof name, "%s", im->name);
+    if (naming == 1) snprintf(name + strlen(name), sizeof name - strlen(name), ".png");
+    if (naming == 2) snprintf(strrchr(name, '.'), 5, ".png");
+    uint8_t *px = malloc((size_t)w * h * 3);
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++) {
+            uint32_t src = blocks ? (y & ~1u) * w + (x & ~1u) : y * w + x;
+            uint8_t keep = src == y * w + x ? (uint8_t)rnd(2) : want[src];
+            want[y * w + x] = keep;
+            uint32_t hi = rnd(3);
+            for (int c = 0; c < 3; c++)
+                px[(y * w + x) * 3 + c] = (uint8_t)(keep && (uint32_t)c == hi ? 128 + rnd(128) : rnd(128));
+        }
+    if (blocks) /* a block's pixels equal, not only their verdicts */
+        for (uint32_t y = 0; y < h; y++)
+            for (uint32_t x = 0; x < w; x++)
+                memcpy(px + (y * w + x) * 3, px + ((y & ~1u) * w + (x & ~1u)) * 3, 3);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    T_REQUIRE(t_write_png(path, w, h, 2, 8, px, (size_t)w * 3, NULL, 0, NULL, 0, false));
+    free(px);
+}
+
+/* Masks: masks/ beside images/ and masks_2/ beside images_2/, under every naming, read as what
+ * they say pixel for pixel (halved with --images-factor 2 when there is no masks_2/); a view
+ * without a mask once the folder exists, and a mask of another size, are errors naming them. */
+SPLAT_TEST(io_colmap_masks)
+{
+    t_colmap m;
+    t_colmap_random(&m);
+    const char *scene = t_path("masks");
+    char dir[600], masks[700], masks2[700];
+    snprintf(dir, sizeof dir, "%s/sparse/0", scene);
+    t_colmap_write(&m, dir, false);
+    t_colmap_write_images(&m, scene, false);
+    snprintf(masks, sizeof masks, "%s/masks", scene), t_mkdir(masks);
+    uint8_t *want[32];
+    for (int i = 0; i < m.n_imgs; i++) {
+        want[i] = malloc((size_t)m.imgs[i].w * m.imgs[i].h);
+        write_mask(masks, &m.imgs[i], m.imgs[i].w, m.imgs[i].h, true, (int)rnd(3), want[i]);
+    }
+    splat_error err = {0};
+    splat_dataset ds;
+    for (uint32_t factor = 1; factor <= 2; factor++) {
+        T_OK(splat__dataset_load(&(splat_dataset_desc){.path = scene, .images_factor = factor}, &ds, &err), &err);
+        for (uint32_t v = 0; v < ds.n_views; v++) {
+            const t_img *im = NULL;
+            int idx = 0;
+            for (int i = 0; i < m.n_imgs; i++)
+                if (strcmp(m.imgs[i].name, ds.views[v].name) == 0) im = &m.imgs[i], idx = i;
+            T_REQUIRE(im && ds.views[v].mask_path, "view %s: no mask found", ds.views[v].name);
+            uint8_t *got;
+            T_OK(splat__view_mask_load(&ds.views[v], &got, &err), &err);
+            uint32_t w = im->w / factor, h = im->h / factor, wrong = 0;
+            T_REQUIRE(ds.views[v].camera.width == w && ds.views[v].camera.height == h);
+            for (uint32_t y = 0; y < h; y++)
+                for (uint32_t x = 0; x < w; x++) wrong += got[y * w + x] != want[idx][(y * factor) * im->w + x * factor];
+            T_CHECK(wrong == 0, "factor %u, %s: %u of %u mask pixels wrong", factor, im->name, wrong, w * h);
+            splat__free(got);
+        }
+        splat__dataset_free(&ds);
+    }
+    /* masks_2/ beside images_2/ is the one --images-factor 2 reads */
+    t_colmap_write_images(&m, scene, true);
+    snprintf(masks2, sizeof masks2, "%s/masks_2", scene), t_mkdir(masks2);
+    for (int i = 0; i < m.n_imgs; i++) write_mask(masks2, &m.imgs[i], m.imgs[i].w2, m.imgs[i].h2, false, 0, want[i]);
+    T_OK(splat__dataset_load(&(splat_dataset_desc){.path = scene, .images_factor = 2}, &ds, &err), &err);
+    for (uint32_t v = 0; v < ds.n_views; v++) {
+        int idx = 0;
+        for (int i = 0; i < m.n_imgs; i++)
+            if (strcmp(m.imgs[i].name, ds.views[v].name) == 0) idx = i;
+        T_CHECK(ds.views[v].mask_path && strstr(ds.views[v].mask_path, "masks_2/"));
+        uint8_t *got;
+        T_OK(splat__view_mask_load(&ds.views[v], &got, &err), &err);
+        T_CHECK(memcmp(got, want[idx], (size_t)m.imgs[idx].w2 * m.imgs[idx].h2) == 0, "masks_2/%s differs", m.imgs[idx].name);
+        splat__free(got);
+    }
+    splat__dataset_free(&ds);
+    /* a mask of another size than its image: refused naming the mask */
+    int bad = (int)rnd((uint32_t)m.n_imgs);
+    char path[900];
+    snprintf(path, sizeof path, "%s/%s", masks2, m.imgs[bad].name);
+    T_REQUIRE(t_write_random_png(path, m.imgs[bad].w2 + 2, m.imgs[bad].h2));
+    T_OK(splat__dataset_load(&(splat_dataset_desc){.path = scene, .images_factor = 2}, &ds, &err), &err);
+    splat_status st = SPLAT_OK;
+    for (uint32_t v = 0; v < ds.n_views && st == SPLAT_OK; v++) {
+        uint8_t *got = NULL;
+        st = splat__view_mask_load(&ds.views[v], &got, &err);
+        splat__free(got);
+    }
+    T_CHECK(st != SPLAT_OK && t_has(err.msg, m.imgs[bad].name) && t_has(err.msg, "masks_2"), "%s", err.msg);
+    splat__dataset_free(&ds);
+    /* a view without a mask */
+    T_REQUIRE(remove(path) == 0);
+    err = (splat_error){0};
+    st = splat__dataset_load(&(splat_dataset_desc){.path = scene, .images_factor = 2}, &ds, &err);
+    if (st == SPLAT_OK) splat__dataset_free(&ds);
+    T_CHECK(st == SPLAT_ERR_IO && t_has(err.msg, "no mask for image") && t_has(err.msg, "masks_2") && t_has(err.msg, m.imgs[bad].name),
+            "%s", err.msg);
+    for (int i = 0; i < m.n_imgs; i++) free(want[i]);
+}

@@ -233,6 +233,7 @@ static bool write_metrics(const char *path, const splat_eval_result *ev, const s
     cJSON_AddNumberToObject(j, "peak_gpu_memory_bytes", (double)peak);
     cJSON_AddNumberToObject(j, "eval_views", ev->n_views);
     cJSON_AddNumberToObject(j, "psnr", ev->psnr);
+    cJSON_AddNumberToObject(j, "psnr_full", ev->psnr_full);
     cJSON_AddNumberToObject(j, "ssim", ev->ssim);
     cJSON_AddNumberToObject(j, "l1", ev->l1);
     cJSON_AddNumberToObject(j, "final_train_loss", prog ? prog->loss : 0);
@@ -389,13 +390,14 @@ static int cmd_train(int argc, char **argv)
         splat_ctx_memory(ctx, NULL, &peak);
         snprintf(path, sizeof path, "%s/metrics.json", out);
         if (!write_metrics(path, &ev, &g_last, steps - first_step, scene.count, seconds, peak, dev.name, &err)) st = SPLAT_ERR_IO;
-        char mem[32];
+        char mem[32], masked_note[64] = "";
         bytes_text(peak, mem, sizeof mem);
+        if (ev.psnr_full != ev.psnr) snprintf(masked_note, sizeof masked_note, " (masks; every pixel: PSNR %.2f)", ev.psnr_full);
         if (st == SPLAT_OK && !o.quiet)
             printf("trained %u steps in %.1f s (%.1f it/s): %u Gaussians, peak GPU memory %s\n"
-                   "held-out views (%u): PSNR %.2f  SSIM %.4f  L1 %.4f\nwrote %s/point_cloud.ply, %s/metrics.json%s\n",
+                   "held-out views (%u): PSNR %.2f  SSIM %.4f  L1 %.4f%s\nwrote %s/point_cloud.ply, %s/metrics.json%s\n",
                    steps - first_step, seconds, seconds > 0 ? (steps - first_step) / seconds : 0, scene.count, mem,
-                   ev.n_views, ev.psnr, ev.ssim, ev.l1, out, out, renders ? ", renders/" : "");
+                   ev.n_views, ev.psnr, ev.ssim, ev.l1, masked_note, out, out, renders ? ", renders/" : "");
     }
     if (st == SPLAT_OK && desc.profile) {
         splat_stage_time stages[64];
@@ -583,7 +585,9 @@ static int cmd_eval(int argc, char **argv)
     /* a loaded scene is evaluated with every SH degree it has */
     if (st == SPLAT_OK) st = splat_trainer_eval(t, out ? rdir : NULL, &ev, &err);
     if (st == SPLAT_OK) {
-        printf("%u views: PSNR %.3f  SSIM %.4f  L1 %.4f\n", ev.n_views, ev.psnr, ev.ssim, ev.l1);
+        printf("%u views: PSNR %.3f  SSIM %.4f  L1 %.4f", ev.n_views, ev.psnr, ev.ssim, ev.l1);
+        if (ev.psnr_full != ev.psnr) printf("  (masks; every pixel: PSNR %.3f)", ev.psnr_full);
+        printf("\n");
         if (out) {
             char path[1024];
             snprintf(path, sizeof path, "%s/metrics.json", out);

@@ -482,6 +482,48 @@ static splat_status image_folder(const splat_dataset_desc *desc, char **folder, 
     return SPLAT_OK;
 }
 
+/* The masks folder beside the image folder: masks_N/ beside images_N/, else masks/; NULL (and
+ * SPLAT_OK) when there is none. */
+static splat_status mask_folder(const splat_dataset_desc *desc, const char *folder, char **masks, splat_error *err)
+{
+    *masks = NULL;
+    const char *base = strrchr(folder, '/');
+    base = base ? base + 1 : folder;
+    char sub[64];
+    if (strncmp(base, "images_", 7) == 0) snprintf(sub, sizeof sub, "masks_%s", base + 7);
+    else snprintf(sub, sizeof sub, "masks");
+    char *path = splat__path_join(desc->path, sub);
+    if (!path) return oom(desc->path, err);
+    if (splat__is_dir(path)) *masks = path;
+    else splat__free(path);
+    return SPLAT_OK;
+}
+
+/* A view's mask in `masks`: its image's name, the name with ".png" appended, or the name with its
+ * extension replaced by ".png" (the first that exists). */
+static splat_status find_mask(const char *masks, splat_data_view *v, splat_error *err)
+{
+    char stem[1024];
+    snprintf(stem, sizeof stem, "%s", v->name);
+    char *dot = strrchr(stem, '.'), *slash = strrchr(stem, '/');
+    if (dot && (!slash || dot > slash)) snprintf(dot, sizeof stem - (size_t)(dot - stem), ".png");
+    else snprintf(stem + strlen(stem), sizeof stem - strlen(stem), ".png");
+    char appended[1100];
+    snprintf(appended, sizeof appended, "%s.png", v->name);
+    const char *names[] = {v->name, appended, stem};
+    for (size_t k = 0; k < SPLAT_COUNTOF(names); k++) {
+        char *path = splat__path_join(masks, names[k]);
+        if (!path) return oom(masks, err);
+        if (splat__is_file(path)) {
+            v->mask_path = path;
+            return SPLAT_OK;
+        }
+        splat__free(path);
+    }
+    return splat__fail(err, SPLAT_ERR_IO, "%s: no mask for image \"%s\" (looked for \"%s\", \"%s\" and \"%s\")", masks,
+                       v->name, names[0], names[1], names[2]);
+}
+
 static splat_status make_view(const col_model *m, col_image *img, const char *images_path, const char *folder,
                               uint32_t downsample, splat_data_view *v, splat_error *err)
 {
@@ -542,12 +584,13 @@ splat_status splat__colmap_load(const char *model_dir, const splat_dataset_desc 
                                 splat_error *err)
 {
     col_model m = {0};
-    char *cams_path = NULL, *imgs_path = NULL, *pts_path = NULL, *folder = NULL;
+    char *cams_path = NULL, *imgs_path = NULL, *pts_path = NULL, *folder = NULL, *masks = NULL;
     uint32_t downsample;
     splat_status st = parse_file(model_dir, "cameras", cameras_bin, cameras_txt, &m, &cams_path, err);
     if (st == SPLAT_OK) st = parse_file(model_dir, "images", images_bin, images_txt, &m, &imgs_path, err);
     if (st == SPLAT_OK) st = parse_file(model_dir, "points3D", points_bin, points_txt, &m, &pts_path, err);
     if (st == SPLAT_OK) st = image_folder(desc, &folder, &downsample, err);
+    if (st == SPLAT_OK) st = mask_folder(desc, folder, &masks, err);
     if (st != SPLAT_OK) goto done;
     if (m.n_imgs == 0 || m.n_imgs > UINT32_MAX) {
         st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: the model has %zu images", imgs_path, m.n_imgs);
@@ -568,6 +611,7 @@ splat_status splat__colmap_load(const char *model_dir, const splat_dataset_desc 
     ds->n_views = (uint32_t)m.n_imgs;
     for (size_t i = 0; i < m.n_imgs && st == SPLAT_OK; i++)
         st = make_view(&m, &m.imgs[i], imgs_path, folder, downsample, &ds->views[i], err);
+    for (size_t i = 0; i < m.n_imgs && st == SPLAT_OK && masks; i++) st = find_mask(masks, &ds->views[i], err);
     if (st != SPLAT_OK) goto done;
     qsort(ds->views, ds->n_views, sizeof *ds->views, cmp_view);
     for (uint32_t i = 0; i < ds->n_views; i++) {
@@ -588,5 +632,6 @@ done:
     splat__free(imgs_path);
     splat__free(pts_path);
     splat__free(folder);
+    splat__free(masks);
     return st;
 }

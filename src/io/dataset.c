@@ -42,6 +42,7 @@ void splat__dataset_free(splat_dataset *ds)
     for (uint32_t i = 0; ds->views && i < ds->n_views; i++) {
         splat__free(ds->views[i].name);
         splat__free(ds->views[i].image_path);
+        splat__free(ds->views[i].mask_path);
     }
     splat__free(ds->views);
     splat__free(ds->points);

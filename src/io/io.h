@@ -74,6 +74,7 @@ typedef struct splat_data_view {
                                 size, and undistorted (see raw) */
     splat_camera raw;        /* the camera as the dataset gives it, at the image's actual size */
     splat_distortion distortion;  /* of raw; NONE (or all zero) when camera is raw */
+    char *mask_path;         /* the view's mask, or NULL (the dataset has none) */
     uint32_t downsample;     /* 1, or the factor to apply after loading when no images_N/ existed */
     bool is_test;            /* held out for evaluation */
 } splat_data_view;
@@ -81,6 +82,12 @@ typedef struct splat_data_view {
 /* The image of a view as training sees it: loaded, downsampled by view->downsample, undistorted
  * to view->camera, and checked against its size. */
 splat_status splat__view_image_load(const splat_data_view *view, splat_image *out, splat_error *err);
+/* The view's mask as training sees it, [H,W] bytes of view->camera: 1 where the pixel counts, 0
+ * where it is ignored. A mask file's pixel counts where its value (the largest of R, G, B) is at
+ * least 128 of 255, so 0 ignores and the noise of a JPEG mask does not matter; it is downsampled
+ * and undistorted with its image (at 50 %). A view without a mask gets every pixel. *mask is
+ * allocated here (free with splat__free). */
+splat_status splat__view_mask_load(const splat_data_view *view, uint8_t **mask, splat_error *err);
 
 typedef enum splat_dataset_kind {
     SPLAT_DATASET_COLMAP = 1,
@@ -104,9 +111,13 @@ typedef struct splat_dataset_desc {
 } splat_dataset_desc;
 
 /* Detects the layout: COLMAP (sparse/0/ or sparse/ with cameras, images, points3D as .bin or
- * .txt) or NeRF-synthetic (transforms_train.json, transforms_test.json). Cameras other than
- * PINHOLE and SIMPLE_PINHOLE are refused with a message saying the images must be undistorted
- * first. Image sizes are read from the image headers, and a missing image is an error.
+ * .txt) or NeRF-synthetic (transforms_train.json, transforms_test.json). COLMAP cameras may be
+ * PINHOLE, SIMPLE_PINHOLE or the distorted SIMPLE_RADIAL, RADIAL, OPENCV, FULL_OPENCV and
+ * OPENCV_FISHEYE (views are undistorted, see splat__undistorted_camera); other models are refused
+ * naming the model. Masks: a COLMAP scene's masks/ (masks_N/ beside images_N/) holds one per
+ * image, named as the image, or the image's name with ".png" appended, or with its extension
+ * replaced by ".png"; once the folder exists, an image without a mask is an error. Image sizes
+ * are read from the image headers, and a missing image is an error.
  * NeRF-synthetic: transforms_test.json may be absent; its views are always is_test (desc->eval
  * is for COLMAP); images_factor > 1 sets view.downsample. On failure `ds` is left empty. */
 splat_status splat__dataset_load(const splat_dataset_desc *desc, splat_dataset *ds, splat_error *err);

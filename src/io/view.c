@@ -78,3 +78,32 @@ splat_status splat__view_image_load(const splat_data_view *view, splat_image *ou
     splat__image_free(&raw);
     return st;
 }
+
+splat_status splat__view_mask_load(const splat_data_view *view, uint8_t **mask, splat_error *err)
+{
+    const splat_camera *cam = &view->camera;
+    size_t n = (size_t)cam->width * cam->height;
+    *mask = splat__malloc(n ? n : 1);
+    if (!*mask) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "mask: out of host memory for %ux%u", cam->width,
+                                   cam->height);
+    if (!view->mask_path) {
+        memset(*mask, 1, n);
+        return SPLAT_OK;
+    }
+    /* the mask as an image of the view: downsampled, checked and undistorted with it */
+    splat_data_view as_image = *view;
+    as_image.image_path = view->mask_path;
+    splat_image im;
+    splat_status st = splat__view_image_load(&as_image, &im, err);
+    if (st != SPLAT_OK) {
+        splat__free(*mask);
+        *mask = NULL;
+        return st;
+    }
+    for (size_t p = 0; p < n; p++) {
+        const uint8_t *px = im.rgba + 4 * p;
+        (*mask)[p] = SPLAT_MAX(px[0], SPLAT_MAX(px[1], px[2])) >= 128;
+    }
+    splat__image_free(&im);
+    return SPLAT_OK;
+}

@@ -1,6 +1,7 @@
 /* ref/loss.c: the training loss of docs/TRAIN.md, L = (1 - lambda) L1 + lambda (1 - SSIM) with
- * SSIM over the "valid" window positions, its exact gradient, and the evaluation metrics.
- * Every window's sums are evaluated directly: O(H W 121) and no scratch memory. */
+ * SSIM over the "valid" window positions, with or without a mask ("With a mask"), its exact
+ * gradient, and the evaluation metrics. Every window's sums are evaluated directly: O(H W 121)
+ * and no scratch memory. */
 #include "ref/ref_train.h"
 
 #define WIN SPLAT_REF_SSIM_WIN
@@ -26,40 +27,56 @@ typedef struct img {
 
 static double at(img im, size_t k) { return im.f ? (double)im.f[k] : im.d[k]; }
 
-static void loss(img x, img y, uint32_t w, uint32_t h, double lambda, splat_ref_loss_value *out, double *d_x)
+/* The mask's value at pixel p (1 without a mask). */
+static double mask_at(const uint8_t *mask, size_t p) { return !mask || mask[p] ? 1.0 : 0.0; }
+
+static void loss(img x, img y, const uint8_t *mask, uint32_t w, uint32_t h, double lambda, splat_ref_loss_value *out,
+                 double *d_x)
 {
     SPLAT_ASSERT(w >= 1 && h >= 1 && out);
-    size_t n = (size_t)w * h * 3;
+    size_t px = (size_t)w * h, n = 0;
+    for (size_t p = 0; p < px; p++) n += mask_at(mask, p) != 0;
+    n *= 3;
 
-    /* L1 (and its derivative, 0 at the kink as torch's sign), MSE and PSNR of clamped x. */
-    double l1 = 0, se = 0;
-    for (size_t k = 0; k < n; k++) {
-        double xv = at(x, k), yv = at(y, k), diff = xv - yv;
-        l1 += fabs(diff);
+    /* L1 (and its derivative, 0 at the kink as torch's sign), MSE and PSNR of clamped x, over
+     * the pixels that count; MSE and PSNR over all of them too. */
+    double l1 = 0, se = 0, se_full = 0;
+    for (size_t k = 0; k < 3 * px; k++) {
+        double m = mask_at(mask, k / 3), xv = at(x, k), yv = at(y, k), diff = xv - yv;
         double xc = fmin(fmax(xv, 0), 1);
+        se_full += (xc - yv) * (xc - yv);
+        if (d_x) d_x[k] = m * (diff > 0 ? 1.0 : diff < 0 ? -1.0 : 0.0) * (1 - lambda) / (double)(n ? n : 1);
+        if (m == 0) continue;
+        l1 += fabs(diff);
         se += (xc - yv) * (xc - yv);
-        if (d_x) d_x[k] = (diff > 0 ? 1.0 : diff < 0 ? -1.0 : 0.0) * (1 - lambda) / (double)n;
     }
-    out->l1 = l1 / (double)n;
-    out->mse = se / (double)n;
+    out->l1 = n ? l1 / (double)n : 0;
+    out->mse = n ? se / (double)n : 0;
     out->psnr = out->mse > 0 ? -10 * log10(out->mse) : HUGE_VAL;
+    out->mse_full = se_full / (double)(3 * px);
+    out->psnr_full = out->mse_full > 0 ? -10 * log10(out->mse_full) : HUGE_VAL;
 
-    /* SSIM: no valid position when the image is smaller than the window; defined as 1. */
+    /* SSIM, on x' = m x and y' = m y, over the valid windows whose centre counts: no such window
+     * (an image smaller than the window, or a mask that ignores every centre) gives 1. */
     double ssim = 1;
-    if (w >= WIN && h >= WIN) {
+    size_t nwin = 0;
+    for (uint32_t i = 0; i + WIN <= h; i++)
+        for (uint32_t j = 0; j + WIN <= w; j++) nwin += 3 * (mask_at(mask, (size_t)(i + HALF) * w + j + HALF) != 0);
+    if (nwin > 0) {
         double g[WIN];
         ssim_window(g);
-        size_t nwin = (size_t)(h - (WIN - 1)) * (w - (WIN - 1)) * 3;
         double dscale = -lambda / (double)nwin; /* dL/d(ssim of one window and channel) */
         double sum = 0;
         for (uint32_t i = 0; i + WIN <= h; i++)
             for (uint32_t j = 0; j + WIN <= w; j++)
                 for (int c = 0; c < 3; c++) {
+                    if (mask_at(mask, (size_t)(i + HALF) * w + j + HALF) == 0) continue;
                     double mx = 0, my = 0, exx = 0, eyy = 0, exy = 0;
                     for (int a = 0; a < WIN; a++)
                         for (int b = 0; b < WIN; b++) {
                             size_t k = ((size_t)(i + a) * w + (j + b)) * 3 + c;
-                            double wt = g[a] * g[b], xv = at(x, k), yv = at(y, k);
+                            double m = mask_at(mask, k / 3);
+                            double wt = g[a] * g[b], xv = m * at(x, k), yv = m * at(y, k);
                             mx += wt * xv, my += wt * yv;
                             exx += wt * xv * xv, eyy += wt * yv * yv, exy += wt * xv * yv;
                         }
@@ -80,26 +97,34 @@ static void loss(img x, img y, uint32_t w, uint32_t h, double lambda, splat_ref_
                     for (int a = 0; a < WIN; a++)
                         for (int b = 0; b < WIN; b++) {
                             size_t k = ((size_t)(i + a) * w + (j + b)) * 3 + c;
-                            double wt = g[a] * g[b];
-                            d_x[k] += dscale * wt * (A + 2 * df_dsxx * at(x, k) + df_dsxy * at(y, k));
+                            double m = mask_at(mask, k / 3), wt = g[a] * g[b];
+                            /* d x'/d x = m */
+                            d_x[k] += m * dscale * wt * (A + 2 * df_dsxx * m * at(x, k) + df_dsxy * m * at(y, k));
                         }
                 }
         ssim = sum / (double)nwin;
     }
     out->ssim = ssim;
-    out->loss = (1 - lambda) * out->l1 + lambda * (1 - ssim);
+    out->loss = n ? (1 - lambda) * out->l1 + lambda * (1 - ssim) : 0;
 }
 
 void splat__ref_loss(const float *x, const float *y, uint32_t w, uint32_t h, double lambda,
                     splat_ref_loss_value *out, double *d_x)
 {
     SPLAT_ASSERT(x && y);
-    loss((img){.f = x}, (img){.f = y}, w, h, lambda, out, d_x);
+    loss((img){.f = x}, (img){.f = y}, NULL, w, h, lambda, out, d_x);
+}
+
+void splat__ref_loss_masked(const float *x, const float *y, const uint8_t *mask, uint32_t w, uint32_t h, double lambda,
+                            splat_ref_loss_value *out, double *d_x)
+{
+    SPLAT_ASSERT(x && y);
+    loss((img){.f = x}, (img){.f = y}, mask, w, h, lambda, out, d_x);
 }
 
 void splat__ref_loss_double(const double *x, const double *y, uint32_t w, uint32_t h, double lambda,
                            splat_ref_loss_value *out, double *d_x)
 {
     SPLAT_ASSERT(x && y);
-    loss((img){.d = x}, (img){.d = y}, w, h, lambda, out, d_x);
+    loss((img){.d = x}, (img){.d = y}, NULL, w, h, lambda, out, d_x);
 }

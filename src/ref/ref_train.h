@@ -25,8 +25,9 @@ typedef struct splat_ref_loss_value {
     /* Mean of the per-window SSIM over the (H-10)(W-10) valid positions and 3 channels; 1 when
      * the image is smaller than 11 in either dimension (no valid position). */
     double ssim;
-    double mse;              /* mean (clamp(x, 0, 1) - y)^2 */
+    double mse;              /* mean (clamp(x, 0, 1) - y)^2 (over the pixels that count, with a mask) */
     double psnr;             /* -10 log10(mse), +inf when mse == 0 */
+    double mse_full, psnr_full; /* the same over every pixel, mask or not */
 } splat_ref_loss_value;
 
 /* The loss of docs/TRAIN.md. x (rendered), y (ground truth): [H,W,3]; out: filled; d_x: [H,W,3]
@@ -34,6 +35,11 @@ typedef struct splat_ref_loss_value {
  * No allocation: window sums are evaluated directly (O(H W 121)). w, h >= 1. */
 void splat__ref_loss(const float *x, const float *y, uint32_t w, uint32_t h, double lambda,
                     splat_ref_loss_value *out, double *d_x);
+/* The loss with a mask (docs/TRAIN.md, "With a mask"): mask [H,W], nonzero where the pixel counts
+ * (NULL: every pixel counts, splat__ref_loss). L1, MSE and PSNR over the pixels that count, SSIM
+ * on m x and m y over the valid windows whose centre counts; loss 0 when nothing counts. */
+void splat__ref_loss_masked(const float *x, const float *y, const uint8_t *mask, uint32_t w, uint32_t h, double lambda,
+                            splat_ref_loss_value *out, double *d_x);
 /* The same in double, for finite differences at inputs float cannot hold. */
 void splat__ref_loss_double(const double *x, const double *y, uint32_t w, uint32_t h, double lambda,
                            splat_ref_loss_value *out, double *d_x);

@@ -39,23 +39,23 @@ static splat_status write_render(splat_trainer *t, uint32_t v, uint32_t w, uint3
     return st;
 }
 
-static splat_status eval_view(splat_trainer *t, uint32_t v, const char *render_dir, double *psnr, double *ssim, double *l1,
+static splat_status eval_view(splat_trainer *t, uint32_t v, const char *render_dir, splat_eval_result *one,
                               splat_error *err)
 {
     splat_image im = {0};
-    splat_status st = splat__images_load(&t->ds, v, &im, err);
+    splat_status st = splat__images_stage_eval(&t->images, &t->ds, v, &im, err);
     if (st != SPLAT_OK) return st;
-    memcpy(t->images.slot_images[SPLAT_TRAIN_RING].map, im.rgba, (size_t)im.width * im.height * 4);
     splat__train_fill_slot(t, SPLAT_TRAIN_RING, t->step, v, false);
     const splat_train_report *rep =
         (const splat_train_report *)((const char *)t->ring.reports.map + SPLAT_TRAIN_RING * t->ring.report_stride);
     st = splat__render_run(t->env.stream, t->env.renderer, &t->rb,
                            &(splat_render_job){.record = record_eval, .regrown = regrown, .user = t}, err);
     if (st == SPLAT_OK) {
-        double px = (double)im.width * im.height * 3.0;
-        *psnr = splat__psnr(rep->sq_sum, px);
-        *ssim = rep->n_ssim ? rep->ssim_sum / rep->n_ssim : 1.0;
-        *l1 = rep->l1_sum / px;
+        /* over the pixels that count (every one without a mask), and PSNR over every pixel too */
+        one->psnr = splat__psnr(rep->sq_sum, rep->n_values);
+        one->ssim = rep->n_ssim ? rep->ssim_sum / rep->n_ssim : 1.0;
+        one->l1 = rep->n_values ? rep->l1_sum / rep->n_values : 0;
+        one->psnr_full = splat__psnr(rep->sq_full_sum, (double)im.width * im.height * 3.0);
     }
     if (st == SPLAT_OK && render_dir) st = write_render(t, v, im.width, im.height, render_dir, err);
     splat__image_free(&im);
@@ -70,12 +70,13 @@ splat_status splat__train_eval(splat_trainer *t, const char *render_dir, splat_e
     const uint32_t *views = t->n_test ? t->test_views : t->train_views;
     uint32_t n = t->n_test ? t->n_test : t->n_train;
     for (uint32_t k = 0; k < n && st == SPLAT_OK; k++) {
-        double psnr, ssim, l1;
-        st = eval_view(t, views[k], render_dir, &psnr, &ssim, &l1, err);
+        splat_eval_result one = {0};
+        st = eval_view(t, views[k], render_dir, &one, err);
         if (st == SPLAT_OK) {
-            res->psnr += psnr / n;
-            res->ssim += ssim / n;
-            res->l1 += l1 / n;
+            res->psnr += one.psnr / n;
+            res->ssim += one.ssim / n;
+            res->l1 += one.l1 / n;
+            res->psnr_full += one.psnr_full / n;
         }
     }
     res->n_views = n;

@@ -15,8 +15,8 @@ void splat__loss_record(splat_cmd *c, const splat_train_pipes *p, const splat_lo
     uint32_t gx = splat__div_up(a->width, SPLAT_TILE), gy = splat__div_up(a->height, SPLAT_TILE);
     splat_train_push pc = {.slot = a->slot, .width = a->width, .height = a->height};
     splat_view v[LOSS_BINDINGS] = {
-        [LOSS_FRAME] = a->frame, [LOSS_SLOTS] = a->slots,  [LOSS_PIXELS] = a->pixels,
-        [LOSS_RENDER] = a->render, [LOSS_MAPS] = a->maps, [LOSS_OUT] = a->parts,
+        [LOSS_FRAME] = a->frame,   [LOSS_SLOTS] = a->slots, [LOSS_PIXELS] = a->pixels, [LOSS_MASKS] = a->masks,
+        [LOSS_RENDER] = a->render, [LOSS_MAPS] = a->maps,   [LOSS_OUT] = a->parts,
     };
     splat__cmd_dispatch(c, &p->loss_fwd, v, LOSS_BINDINGS, &pc, sizeof pc, gx, gy, 1);
     splat__cmd_barrier(c);
@@ -27,7 +27,7 @@ void splat__loss_record(splat_cmd *c, const splat_train_pipes *p, const splat_lo
     splat_train_push rpc = pc;
     rpc.n = gx * gy;
     splat_view r[LOSS_REDUCE_BINDINGS] = {
-        [LOSS_REDUCE_FRAME] = a->frame, [LOSS_REDUCE_PARTS] = a->parts, [LOSS_REDUCE_COUNTERS] = a->counters,
+        [LOSS_REDUCE_PARTS] = a->parts, [LOSS_REDUCE_COUNTERS] = a->counters,
         [LOSS_REDUCE_GATE] = a->gate,   [LOSS_REDUCE_REPORT] = a->report, [LOSS_REDUCE_SLOTS] = a->slots,
     };
     splat__cmd_dispatch(c, &p->loss_reduce, r, LOSS_REDUCE_BINDINGS, &rpc, sizeof rpc, 1, 1, 1);

@@ -22,6 +22,7 @@ void splat__train_record(splat_trainer *t, splat_cmd *c, uint32_t slot, bool bac
         .frame = SPLAT_VIEW(rb->frame),
         .slots = SPLAT_VIEW(t->ring.slots),
         .pixels = SPLAT_VIEW(*splat__images_pixels(&t->images, slot)),
+        .masks = SPLAT_VIEW(*splat__images_masks(&t->images, slot)),
         .render = SPLAT_VIEW(rb->out_rgbt),
         .maps = SPLAT_VIEW(t->maps),
         .parts = SPLAT_VIEW(t->parts),
@@ -86,11 +87,9 @@ static const splat_train_report *report_of(const splat_trainer *t, uint32_t slot
     return (const splat_train_report *)((const char *)t->ring.reports.map + slot * t->ring.report_stride);
 }
 
-static void note_progress(splat_trainer *t, const splat_train_report *rep, uint32_t slot)
+static void note_progress(splat_trainer *t, const splat_train_report *rep)
 {
-    const splat_train_slot *s = (const splat_train_slot *)t->ring.slots.map + slot;
-    const splat_data_view *v = &t->ds.views[s->view];
-    double px = (double)v->camera.width * v->camera.height * 3.0;
+    double px = rep->n_values ? (double)rep->n_values : 1.0; /* the pixel values that count */
     double l1 = rep->l1_sum / px, ssim = rep->n_ssim ? rep->ssim_sum / rep->n_ssim : 1.0;
     t->prog.loss = (float)((1.0 - SPLAT_LOSS_LAMBDA) * l1 + SPLAT_LOSS_LAMBDA * (1.0 - ssim));
     t->prog.psnr = (float)splat__psnr(rep->sq_sum, px);
@@ -127,7 +126,7 @@ static splat_status retire(splat_trainer *t, uint32_t slot, uint32_t *gated_step
         if (rep->step < *gated_step) *gated_step = rep->step;
         return SPLAT_OK;
     }
-    note_progress(t, rep, slot);
+    note_progress(t, rep);
     t->retired_any = true;
     t->prog.isect_padded += rep->counters.isect_padded;
     return t->prof.on ? note_profile(t, slot, err) : SPLAT_OK;

@@ -56,6 +56,9 @@ void splat__train_fill_slot(const splat_trainer *t, uint32_t slot, uint32_t step
     s->view = view;
     s->step = step;
     s->image_offset = splat__images_offset(&t->images, slot, view);
+    s->has_mask = t->images.masked && t->ds.views[view].mask_path;
+    s->n_pixels = t->images.n_pixels[view];
+    s->n_centres = t->images.n_centres[view];
 
     /* the frame: the run's render options with this step's degree and background */
     splat_render_desc rd = t->desc.render;

@@ -33,7 +33,7 @@
 #include "train_types.h"
 
 _Static_assert(sizeof(splat_train_view) == 72, "view layout");
-_Static_assert(sizeof(splat_train_slot) == 136 + 8 * SPLAT_GROUP_COUNT, "slot layout");
+_Static_assert(sizeof(splat_train_slot) == 152 + 8 * SPLAT_GROUP_COUNT, "slot layout");
 _Static_assert(sizeof(splat_train_report) == 64, "report layout");
 _Static_assert(sizeof(splat_train_push) == 32, "push layout");
 
@@ -65,6 +65,7 @@ typedef struct splat_loss_args {
     splat_view frame;        /* splat_frame: the image size and background */
     splat_view slots;        /* [ring] splat_train_slot: the image offset */
     splat_view pixels;       /* packed RGBA8 ground truth */
+    splat_view masks;        /* a byte a pixel, at the same offsets (read where the slot says it has one) */
     splat_view render;       /* [H,W,4] the render (out_rgbt) */
     splat_view maps;         /* [H,W,3] vec4 scratch: the SSIM derivative maps */
     splat_view parts;        /* [groups] vec4 scratch: per-workgroup sums */
@@ -98,11 +99,17 @@ void splat__adam_record(splat_cmd *c, const splat_train_pipes *p, const splat_ad
 /* images.c */
 typedef struct splat_image_store {
     bool streamed;
+    bool masked;                              /* the dataset has masks (docs/TRAIN.md, "With a mask") */
     splat_image *host;                        /* [views] (streamed mode keeps every training image) */
+    uint8_t **host_mask;                      /* [views] 0/1 per pixel, as host (masked only) */
     splat_buf views;                          /* [views] splat_train_view */
     splat_buf images;                         /* resident: packed RGBA8 of the training views */
+    splat_buf masks;                          /* resident: their masks, a byte a pixel at the images' pixel
+                                                 offsets (a word when there are none) */
     splat_buf slot_images[SPLAT_TRAIN_RING + 1]; /* streamed (and evaluation): one view's pixels */
+    splat_buf slot_masks[SPLAT_TRAIN_RING + 1];  /* and its mask (masked only) */
     uint32_t *offset;                         /* [views] resident: where each view starts in `images`, in pixels */
+    uint32_t *n_pixels, *n_centres;           /* [views] pixels that count, and SSIM windows whose centre does */
     uint32_t n_views;
 } splat_image_store;
 
@@ -113,11 +120,16 @@ splat_status splat__images_init(splat_gpu *g, splat_image_store *s, const splat_
 void splat__images_free(splat_gpu *g, splat_image_store *s);
 /* A view's image from disk, downsampled as its view says and checked against its camera. */
 splat_status splat__images_load(const splat_dataset *ds, uint32_t v, splat_image *out, splat_error *err);
-/* Where ring slot `slot` finds its ground truth: the buffer its recording binds, and where view v
- * starts in it (the slot's image_offset); and (streamed) putting view v's pixels there. */
+/* Where ring slot `slot` finds its ground truth: the buffers its recording binds (pixels and
+ * masks), and where view v starts in them (the slot's image_offset); and (streamed) putting view
+ * v's pixels and mask there. */
 const splat_buf *splat__images_pixels(const splat_image_store *s, uint32_t slot);
+const splat_buf *splat__images_masks(const splat_image_store *s, uint32_t slot);
 uint32_t splat__images_offset(const splat_image_store *s, uint32_t slot, uint32_t view);
 void splat__images_stage(splat_image_store *s, uint32_t slot, uint32_t view);
+/* Evaluation: view v's image and mask into the evaluation slot (SPLAT_TRAIN_RING), its counts set. */
+splat_status splat__images_stage_eval(splat_image_store *s, const splat_dataset *ds, uint32_t v, splat_image *im,
+                                      splat_error *err);
 
 /* model.c: what the optimizer owns. */
 typedef struct splat_model {
