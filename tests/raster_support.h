@@ -41,10 +41,16 @@ typedef struct t_gpu_image {
     float *depth;      /* [H,W] */
     uint32_t *ranges;  /* [tiles,2] */
     uint32_t *vals;    /* [n_isect] Gaussian of each sorted entry */
+    uint32_t *keys;    /* [n_isect] the depth key (float bits) each sorted entry was sorted by */
+    float *gdepth;     /* [N] the depth the GPU's preprocess gave each Gaussian */
 } t_gpu_image;
 
 bool t_download_image(t_render *t, const splat_camera *cam, t_gpu_image *out);
 void t_gpu_image_free(t_gpu_image *im);
+
+/* A GPU depth (R_z . mu + t_z in float32) may differ from the reference's by this many units
+ * of float32 rounding (2^-24) times sum_k |R_zk mu_k| + |t_z|: twice the dot product's bound. */
+#define T_DEPTH_ROUNDING 8.0
 
 /* The reference for the same render, with the GPU's tile lists reconciled: every difference
  * between the two lists of a tile must be a borderline tile test (or a depth tie), and the
@@ -56,6 +62,8 @@ typedef struct t_ref {
     splat_ref_lists lists;
     splat_ref_image img;
     uint32_t reconciled_tiles;
+    uint32_t reordered_tiles;  /* of those, tiles whose lists differ only in order (depth ties) */
+    double max_depth_err;      /* largest error of a GPU sort key, relative to its bound (T_DEPTH_ROUNDING) */
 } t_ref;
 
 bool t_ref_render(t_ref *ref, const splat_scene *scene, const splat_camera *cam, const splat_render_desc *opts,
