@@ -98,6 +98,20 @@ SPLAT_TEST(api_render_sh_half_vs_ref)
     check_api(true, 20);
 }
 
+/* The self-check behind `splatc info`: the device renders its fixed scene like the reference
+ * (its limit, src/api/selfcheck.c, is 1e-4; correct renders measure 6.7e-7 on lavapipe). */
+SPLAT_TEST(api_selfcheck)
+{
+    splat_ctx *ctx;
+    splat_error err = {0};
+    T_OK(splat_ctx_init(&ctx, NULL, &err), &err);
+    double max_error = -1;
+    splat_status st = splat_ctx_selfcheck(ctx, &max_error, &err);
+    printf("  self-check max error %.3g\n", max_error);
+    T_CHECK(st == SPLAT_OK && max_error >= 0, "%s", err.msg);
+    splat_ctx_free(ctx);
+}
+
 /* Half floats: known encodings, round to nearest even, and every half value round-trips. */
 SPLAT_TEST(core_half_float)
 {
