@@ -52,10 +52,12 @@ void t_gpu_image_free(t_gpu_image *im);
  * of float32 rounding (2^-24) times sum_k |R_zk mu_k| + |t_z|: twice the dot product's bound. */
 #define T_DEPTH_ROUNDING 8.0
 
-/* The reference for the same render, with the GPU's tile lists reconciled: every difference
- * between the two lists of a tile must be a borderline tile test (or a depth tie), and the
- * reference then uses the GPU's list for that tile. Returns false (and fails the case) on a
- * difference that is not borderline. */
+/* The reference for the same render, with the GPU's tile lists reconciled: every GPU list must
+ * be in (float32 depth, index) order of the GPU's own depths, each within float32 rounding of the
+ * reference's (T_DEPTH_ROUNDING); every Gaussian in one list of a tile and not in the other must
+ * be a borderline tile test; where the lists differ (members, or order between depths that differ
+ * by rounding) the reference uses the GPU's list for that tile. Returns false (and fails the case)
+ * otherwise. */
 typedef struct t_ref {
     splat_ref_settings set;
     splat_ref_proj *proj;
