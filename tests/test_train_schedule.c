@@ -1,7 +1,7 @@
 /* Training runs on the demo scene with a compressed schedule, checked step by step against the
  * reference (src/ref/ref_train.h, docs/TRAIN.md): the SH degree and learning rates each step
- * ran with, the opacity reset, and the densification statistics the backward accumulates for
- * the refines; and the ring's host waits between densifications.
+ * ran with, the optimizer's update, the opacity reset, and the densification statistics the
+ * backward accumulates for the refines; and the ring's host waits between densifications.
  *
  * The checks ride on the trainer's own loop: a strategy that wraps the default one (the loop
  * knows a strategy only through splat_strategy_ops, train/strategy.h). Its `due` sees every step
@@ -37,7 +37,9 @@ typedef struct probe {
     uint32_t sh_max;             /* the degree trained: the default, 3 */
     double scene_scale;          /* TRAIN.md's, from the training cameras (not the trainer's) */
     uint32_t win_from, win_to;   /* the steps whose statistics are checked (none when win_to is 0) */
+    uint32_t adam_from, adam_to; /* the steps whose optimizer update is checked (likewise) */
     splat_scene before;          /* the parameters the next step renders */
+    splat_scene moments_before;  /* [2 count] their Adam moments (rows m, v) */
     float *stats_before;         /* [count,4] the statistics before the next step */
     bool have_before;
     /* per step, right after it was submitted */
@@ -46,7 +48,7 @@ typedef struct probe {
     bool count_waits;
     bool rebase;                 /* the next step follows host work: only take its counters */
     /* what was checked */
-    uint32_t steps_seen, stats_checked, resets_checked, reset_below, refines, bad_refines;
+    uint32_t steps_seen, stats_checked, resets_checked, reset_below, refines, bad_refines, adam_checked;
     uint32_t bad_schedule, bad_waits, waits_checked;
     double worst_stats;
 } probe;
@@ -54,6 +56,7 @@ typedef struct probe {
 static probe g_p;
 
 static bool in_window(uint32_t s) { return g_p.win_to && s >= g_p.win_from && s <= g_p.win_to; }
+static bool in_adam(uint32_t s) { return g_p.adam_to && s >= g_p.adam_from && s <= g_p.adam_to; }
 
 /* docs/TRAIN.md's densification schedule, with the run's compressed periods. */
 static bool refine_due(const splat_train_desc *d, uint32_t s)
@@ -112,16 +115,23 @@ static void snapshot(bool resized)
     splat_trainer *t = g_p.t;
     splat_error err = {0};
     splat_scene_free(&g_p.before);
+    splat_scene_free(&g_p.moments_before);
     free(g_p.stats_before);
     g_p.stats_before = NULL;
     g_p.have_before = false;
     uint32_t n = t->model.count;
+    splat_scene_gpu params = t->model.params, moments = t->model.moments;
+    params.count = n;
+    moments.count = 2 * n;
     if (splat_scene_init(&g_p.before, n ? n : 1, &err) != SPLAT_OK ||
-        splat__scene_gpu_download(t->env.gpu, &t->model.params, &g_p.before, &err) != SPLAT_OK) {
+        splat__scene_gpu_download(t->env.gpu, &params, &g_p.before, &err) != SPLAT_OK ||
+        splat_scene_init(&g_p.moments_before, 2 * n + 1, &err) != SPLAT_OK ||
+        splat__scene_gpu_download(t->env.gpu, &moments, &g_p.moments_before, &err) != SPLAT_OK) {
         splat_test_fail(__FILE__, __LINE__, "snapshot:", "%s", err.msg);
         return;
     }
     g_p.before.count = n;
+    g_p.moments_before.count = 2 * n;
     g_p.before.sh_degree = 3;
     g_p.stats_before = resized ? calloc((size_t)n * 4 + 4, 4) : download(t->env.gpu, &t->rb.stats, (uint64_t)n * 4);
     g_p.have_before = g_p.stats_before != NULL;
@@ -226,6 +236,75 @@ static void check_stats(uint32_t s)
     free(g4), free(now);
 }
 
+/* The optimizer update of step s: the parameters and moments it started from, the gradients the
+ * step's backward wrote and the learning rates of its slot through splat__ref_adam (bias
+ * corrections from the global step s + 1), against what the step left. Each update within
+ * T_TOL_OPTIM of the reference's plus 2 float32 ulp of the parameter, each moment within
+ * T_TOL_OPTIM of the size of the terms that made it (as train_adam_vs_ref); SH coefficients above
+ * the step's degree untouched. */
+static void check_adam(uint32_t s)
+{
+    splat_trainer *t = g_p.t;
+    splat_error err = {0};
+    uint32_t n = t->model.count;
+    if (n != g_p.before.count) {
+        splat_test_fail(__FILE__, __LINE__, "adam:", "step %u: %u Gaussians, %u before it", s, n, g_p.before.count);
+        return;
+    }
+    splat_train_slot slot;
+    splat__train_fill_slot(t, &slot, s, splat__train_view_of_step(t, s), true);
+    uint32_t active = (slot.frame.sh_degree + 1) * (slot.frame.sh_degree + 1);
+    splat_scene p, m, g;
+    bool ok = splat_scene_init(&p, n, &err) == SPLAT_OK && splat_scene_init(&m, 2 * n, &err) == SPLAT_OK &&
+              splat_scene_init(&g, n, &err) == SPLAT_OK;
+    /* (the GPU scenes' counts are not all kept by the trainer: the model's count is the truth) */
+    splat_scene_gpu params = t->model.params, grads = t->model.grads, moments = t->model.moments;
+    params.count = grads.count = n;
+    moments.count = 2 * n;
+    ok = ok && splat__scene_gpu_download(t->env.gpu, &params, &p, &err) == SPLAT_OK &&
+         splat__scene_gpu_download(t->env.gpu, &moments, &m, &err) == SPLAT_OK &&
+         splat__scene_gpu_download(t->env.gpu, &grads, &g, &err) == SPLAT_OK;
+    if (!ok) {
+        splat_test_fail(__FILE__, __LINE__, "adam:", "%s", err.msg);
+    } else {
+        double worst = 0;
+        uint64_t stray = 0, updated = 0;
+        for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) {
+            const splat_group_info *gi = &splat__groups[k];
+            uint32_t w = gi->width;
+            const float *p0 = splat__scene_group_c(&g_p.before, k), *m0 = splat__scene_group_c(&g_p.moments_before, k);
+            const float *p1 = splat__scene_group_c(&p, k), *m1 = splat__scene_group_c(&m, k), *gr = splat__scene_group_c(&g, k);
+            for (uint64_t i = 0; i < n; i++)
+                for (uint32_t j = 0; j < w; j++) {
+                    uint64_t pi = i * w + j, mi = 2 * i * w + j;
+                    if ((gi->flags & SPLAT_GROUP_FLAG_SH) && j / 3 >= active) {
+                        stray += p1[pi] != p0[pi] || m1[mi] != m0[mi] || m1[mi + w] != m0[mi + w];
+                        continue;
+                    }
+                    double lr = j < gi->head ? slot.lr_head[k] : slot.lr_rest[k];
+                    double rp = p0[pi], rg = gr[pi], rm = m0[mi], rv = m0[mi + w];
+                    double m_scale = 0.9 * fabs(rm) + 0.1 * fabs(rg), v_scale = 0.999 * rv + 0.001 * rg * rg;
+                    splat__ref_adam(1, &rp, &rg, &rm, &rv, lr, s + 1);
+                    double du = fabs(((double)p1[pi] - p0[pi]) - (rp - p0[pi]));
+                    double allowed = T_TOL_OPTIM * fabs(rp - p0[pi]) + 2.4e-7 * fabs(p0[pi]);
+                    if (du > 0) worst = fmax(worst, allowed > 0 ? T_TOL_OPTIM * du / allowed : HUGE_VAL);
+                    if (m_scale > 0) worst = fmax(worst, fabs(m1[mi] - rm) / m_scale);
+                    if (v_scale > 0) worst = fmax(worst, fabs(m1[mi + w] - rv) / v_scale);
+                    updated += rp != p0[pi];
+                }
+        }
+        printf("  step %u: Adam over %u Gaussians, %llu values updated, worst relative error %.2e\n", s, n,
+               (unsigned long long)updated, worst);
+        T_CHECK(worst < T_TOL_OPTIM, "step %u: Adam update off by %.3g (relative)", s, worst);
+        T_CHECK(stray == 0 && updated > 0, "step %u: %llu SH values above degree %u changed, %llu updated", s,
+                (unsigned long long)stray, slot.frame.sh_degree, (unsigned long long)updated);
+        g_p.adam_checked++;
+    }
+    splat_scene_free(&p);
+    splat_scene_free(&m);
+    splat_scene_free(&g);
+}
+
 /* The opacity reset of step s (docs/TRAIN.md): opacity = min(opacity, logit(0.01)) after the
  * step's optimizer update, and the opacity group's Adam moments zeroed. Before the default
  * strategy runs, a fifth of the Gaussians get logits below logit(0.01), which the reset must
@@ -309,7 +388,7 @@ static bool probe_due(const splat_train_desc *d, uint32_t s)
     g_p.rebase = false;
     g_p.submits = st->submits;
     g_p.waits = st->waits;
-    return g_p.inner->due(d, s) || in_window(s) || in_window(s + 1);
+    return g_p.inner->due(d, s) || in_window(s) || in_window(s + 1) || in_adam(s) || in_adam(s + 1);
 }
 
 static splat_status probe_run(splat_strategy_state *state, const splat_strategy_ctx *ctx, uint32_t s, bool *resized,
@@ -317,6 +396,7 @@ static splat_status probe_run(splat_strategy_state *state, const splat_strategy_
 {
     splat_trainer *t = g_p.t;
     if (in_window(s) && g_p.have_before) check_stats(s);
+    if (in_adam(s) && g_p.have_before) check_adam(s);
     float *o_before = reset_due(ctx->desc, s) ? pre_reset(t) : NULL;
     splat_status st = SPLAT_OK;
     if (g_p.inner->due(ctx->desc, s)) st = g_p.inner->run(state, ctx, s, resized, err);
@@ -325,7 +405,7 @@ static splat_status probe_run(splat_strategy_state *state, const splat_strategy_
     g_p.bad_refines += *resized != refine_due(ctx->desc, s);
     if (st == SPLAT_OK && o_before) post_reset(t, s, o_before);
     free(o_before);
-    if (st == SPLAT_OK && in_window(s + 1)) snapshot(*resized);
+    if (st == SPLAT_OK && (in_window(s + 1) || in_adam(s + 1))) snapshot(*resized);
     /* the loop drained the ring before this host work, and after a refine it resets the
      * statistics and waits: the count starts over after the next step */
     g_p.since_drain = 0;
@@ -372,6 +452,7 @@ static void probe_free(splat_trainer *t)
 {
     splat_trainer_free(t);
     splat_scene_free(&g_p.before);
+    splat_scene_free(&g_p.moments_before);
     free(g_p.stats_before);
     memset(&g_p, 0, sizeof g_p);
 }
@@ -392,9 +473,10 @@ static bool run_to(splat_trainer *t, uint32_t until)
  * every 25 (at 25). The GPU runs steps 0 to 34, then each SH degree step with the step before and
  * after it (the schedules are functions of the step alone: the trainer's step is set ahead).
  * Checked: the slot of every step run, and through splat__train_fill_slot of every step scheduled,
- * against the reference's SH degree and learning rates; the refines where TRAIN.md puts them; the
- * reset at 25 against the reference's; the statistics steps 27 to 32 add, across the refine at
- * 30, against the reference's render and backward of each step. */
+ * against the reference's SH degree and learning rates; the optimizer updates of steps 1 to 3
+ * (where the bias corrections are far from 1) against splat__ref_adam; the refines where TRAIN.md
+ * puts them; the reset at 25 against the reference's; the statistics steps 27 to 32 add, across
+ * the refine at 30, against the reference's render and backward of each step. */
 SPLAT_TEST(train_schedule_vs_ref)
 {
     splat_ctx *ctx = NULL;
@@ -406,6 +488,7 @@ SPLAT_TEST(train_schedule_vs_ref)
                              .refine_every = 10, .refine_stop = 35, .reset_every = 25};
     if (!dir || !(t = probe_trainer(ctx, &desc))) goto done;
     g_p.win_from = 27, g_p.win_to = 32;
+    g_p.adam_from = 1, g_p.adam_to = 3;
     if (!run_to(t, 35)) goto done;
     uint32_t count = t->model.count;
     static const uint32_t jumps[] = {999, 1999, 2999};
@@ -430,9 +513,10 @@ SPLAT_TEST(train_schedule_vs_ref)
             g_p.steps_seen);
     T_CHECK(g_p.steps_seen == 35 + 3 * 3, "%u steps run", g_p.steps_seen);
     T_CHECK(g_p.bad_refines == 0, "%u steps refined where TRAIN.md's schedule does not, or the reverse", g_p.bad_refines);
-    T_CHECK(g_p.refines == 2 && g_p.resets_checked == 1 && g_p.stats_checked == 6 && g_p.reset_below > 0,
-            "the run covered %u refines, %u resets (%u opacities below the cap), %u steps of statistics", g_p.refines,
-            g_p.resets_checked, g_p.reset_below, g_p.stats_checked);
+    T_CHECK(g_p.refines == 2 && g_p.resets_checked == 1 && g_p.stats_checked == 6 && g_p.reset_below > 0 &&
+                g_p.adam_checked == 3,
+            "the run covered %u refines, %u resets (%u opacities below the cap), %u steps of statistics, %u of Adam",
+            g_p.refines, g_p.resets_checked, g_p.reset_below, g_p.stats_checked, g_p.adam_checked);
 done:
     probe_free(t);
     splat_ctx_free(ctx);
