@@ -180,21 +180,26 @@ static void check_stats(uint32_t s)
             for (int c = 0; c < 3; c++) d_rgb[3 * p + c] = g4[4 * p + c];
             d_alpha[p] = g4[4 * p + 3];
         }
-        /* the same with no gradient from pixels whose raster decisions were borderline: the
-         * Gaussians whose dL/dmean2d then changes may have been blended differently at those
-         * pixels by the GPU (docs/RASTER.md, last section), and are left out */
-        float *d_rgb0 = malloc(px * 12), *d_alpha0 = malloc(px * 4);
-        for (uint64_t p = 0; p < px; p++) {
-            bool border = ref.img.margin[p] < T_PIXEL_MARGIN;
-            for (int c = 0; c < 3; c++) d_rgb0[3 * p + c] = border ? 0.0f : d_rgb[3 * p + c];
-            d_alpha0[p] = border ? 0.0f : d_alpha[p];
-        }
-        splat_ref_grads rg, rs, r0;
-        if (splat__ref_grads_init(&rg, n, &err) == SPLAT_OK && splat__ref_grads_init(&rs, n, &err) == SPLAT_OK &&
-            splat__ref_grads_init(&r0, n, &err) == SPLAT_OK) {
+        /* Gaussians that either side may have blended at a pixel whose raster decisions were
+         * borderline (docs/RASTER.md, last section): the GPU's gradient there may differ (the
+         * GPU's own loss gradient reaches those pixels), so they are left out. Such a Gaussian is
+         * in the pixel's tile list and reaches ALPHA_MIN there (within 1e-3). */
+        bool *skip = calloc(n + 1, 1);
+        for (uint32_t py = 0; py < H; py++)
+            for (uint32_t px_ = 0; px_ < W; px_++) {
+                if (ref.img.margin[(size_t)py * W + px_] >= T_PIXEL_MARGIN) continue;
+                uint32_t tile = (py / SPLAT_TILE) * ref.lists.tiles_x + px_ / SPLAT_TILE;
+                for (uint32_t k = ref.lists.offsets[tile]; k < ref.lists.offsets[tile + 1]; k++) {
+                    const splat_ref_proj *q = &ref.proj[ref.lists.ids[k]];
+                    double dx = q->mean2d[0] - (px_ + 0.5), dy = q->mean2d[1] - (py + 0.5);
+                    double sigma = 0.5 * (q->conic[0] * dx * dx + q->conic[2] * dy * dy) + q->conic[1] * dx * dy;
+                    if (q->opacity * exp(-sigma) >= SPLAT_REF_ALPHA_MIN * (1 - 1e-3)) skip[ref.lists.ids[k]] = true;
+                }
+            }
+        splat_ref_grads rg, rs;
+        if (splat__ref_grads_init(&rg, n, &err) == SPLAT_OK && splat__ref_grads_init(&rs, n, &err) == SPLAT_OK) {
             splat__ref_backward(&g_p.before, cam, &ref.set, ref.proj, &ref.lists, &ref.img, d_rgb, d_alpha, &rg);
             splat__ref_backward_scale(&g_p.before, cam, &ref.set, ref.proj, &ref.lists, &ref.img, d_rgb, d_alpha, &rs);
-            splat__ref_backward(&g_p.before, cam, &ref.set, ref.proj, &ref.lists, &ref.img, d_rgb0, d_alpha0, &r0);
             /* what the GPU rendered: the Gaussians in its tile lists (reconciled with the
              * reference's, borderline pairs aside) */
             bool *listed = calloc(n + 1, 1);
@@ -202,14 +207,13 @@ static void check_stats(uint32_t s)
             for (uint32_t k = 0; k < ref.lists.offsets[tiles]; k++) listed[ref.lists.ids[k]] = true;
             float *got = malloc((size_t)n * 4 + 4);
             double *want = malloc((size_t)n * 8 + 8), *scale = malloc((size_t)n * 8 + 8);
-            bool *skip = calloc(n + 1, 1);
             uint32_t mismatched = 0, skipped = 0;
             for (uint32_t i = 0; i < n; i++) {
                 got[i] = now[4 * i] - g_p.stats_before[4 * i];
                 want[i] = listed[i] ? hypot(rg.mean2d[2 * i] * 0.5 * W, rg.mean2d[2 * i + 1] * 0.5 * H) : 0;
                 scale[i] = listed[i] ? hypot(rs.mean2d[2 * i] * 0.5 * W, rs.mean2d[2 * i + 1] * 0.5 * H) : 0;
-                skip[i] = ref.proj[i].margin < 1e-4 || rg.mean2d[2 * i] != r0.mean2d[2 * i] ||
-                          rg.mean2d[2 * i + 1] != r0.mean2d[2 * i + 1];
+                /* a borderline preprocess decision may cull on one side only */
+                skip[i] |= ref.proj[i].margin < 1e-4;
                 skipped += skip[i];
                 float cnt = now[4 * i + 1] - g_p.stats_before[4 * i + 1];
                 mismatched += cnt != (listed[i] ? 1.0f : 0.0f);
@@ -223,10 +227,9 @@ static void check_stats(uint32_t s)
             T_CHECK(skipped * 4 < n, "%s: %u of %u Gaussians borderline", what, skipped, n);
             g_p.worst_stats = fmax(g_p.worst_stats, e);
             g_p.stats_checked++;
-            free(got), free(want), free(scale), free(skip), free(listed);
+            free(got), free(want), free(scale), free(listed);
         }
-        splat__ref_grads_free(&r0);
-        free(d_rgb0), free(d_alpha0);
+        free(skip);
         splat__ref_grads_free(&rg);
         splat__ref_grads_free(&rs);
         free(d_rgb), free(d_alpha);
@@ -238,10 +241,12 @@ static void check_stats(uint32_t s)
 
 /* The optimizer update of step s: the parameters and moments it started from, the gradients the
  * step's backward wrote and the learning rates of its slot through splat__ref_adam (bias
- * corrections from the global step s + 1), against what the step left. Each update within
- * T_TOL_OPTIM of the reference's plus 2 float32 ulp of the parameter, each moment within
- * T_TOL_OPTIM of the size of the terms that made it (as train_adam_vs_ref); SH coefficients above
- * the step's degree untouched. */
+ * corrections from the global step s + 1), against what the step left. Each moment within
+ * T_TOL_OPTIM of the size of the terms that made it, and each update within T_TOL_OPTIM of the
+ * reference's, scaled likewise by m's terms over m (training's gradients cancel in m now and
+ * then: 0.9 m + 0.1 g = 1e-12 from terms of 3.5e-9 gave an update off by 9e-5 relative, against
+ * 2.4e-5 otherwise), plus 2 float32 ulp of the parameter (as train_adam_vs_ref); SH coefficients
+ * above the step's degree untouched. */
 static void check_adam(uint32_t s)
 {
     splat_trainer *t = g_p.t;
@@ -285,8 +290,11 @@ static void check_adam(uint32_t s)
                     double rp = p0[pi], rg = gr[pi], rm = m0[mi], rv = m0[mi + w];
                     double m_scale = 0.9 * fabs(rm) + 0.1 * fabs(rg), v_scale = 0.999 * rv + 0.001 * rg * rg;
                     splat__ref_adam(1, &rp, &rg, &rm, &rv, lr, s + 1);
+                    /* the update is proportional to m, which may cancel (0.9 m + 0.1 g): its error is
+                     * relative to the size of the terms that made m, as m's own is */
                     double du = fabs(((double)p1[pi] - p0[pi]) - (rp - p0[pi]));
-                    double allowed = T_TOL_OPTIM * fabs(rp - p0[pi]) + 2.4e-7 * fabs(p0[pi]);
+                    double cancel = rm != 0 ? fmax(1, m_scale / fabs(rm)) : 1;
+                    double allowed = T_TOL_OPTIM * fabs(rp - p0[pi]) * cancel + 2.4e-7 * fabs(p0[pi]);
                     if (du > 0) worst = fmax(worst, allowed > 0 ? T_TOL_OPTIM * du / allowed : HUGE_VAL);
                     if (m_scale > 0) worst = fmax(worst, fabs(m1[mi] - rm) / m_scale);
                     if (v_scale > 0) worst = fmax(worst, fabs(m1[mi + w] - rv) / v_scale);
