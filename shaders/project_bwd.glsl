@@ -169,7 +169,7 @@ uint backward(uint i, uint tid, float g[9], out float Y[16], out vec3 d_raw)
     }
 
     float alpha = sigmoid(opacities[i]);
-    float d_logit = d_alpha * alpha * (1.0 - alpha);
+    float d_logit = d_alpha * alpha * sigmoid(-opacities[i]);
     if (!all_finite(vec4(dmu, d_logit)) || !all_finite(vec4(d_log_scale, 0.0)) || !all_finite(dq)) {
         // Never hand a non-finite gradient to the optimizer: record it, and give this Gaussian
         // none this step.

@@ -127,9 +127,22 @@ bool t_download_image(t_render *t, const splat_camera *cam, t_gpu_image *out)
         return false;
     }
     out->n_isect = k.n_valid;
+    /* the depth each Gaussian was given: proj [N,3] vec4, depth in the first vec4's z */
+    uint32_t n = t->scene.count;
+    float *pr = malloc((uint64_t)n * 48 + 48);
+    out->gdepth = malloc((uint64_t)n * 4 + 4);
+    if (splat__buf_download(t->g, &b->proj, 0, pr, (uint64_t)n * 48, &err)) {
+        splat_test_fail(__FILE__, __LINE__, "download:", "%s", err.msg);
+        free(pr);
+        return false;
+    }
+    for (uint32_t i = 0; i < n; i++) out->gdepth[i] = pr[12 * i + 2];
+    free(pr);
     out->vals = malloc((uint64_t)k.n_valid * 4 + 4);
+    out->keys = malloc((uint64_t)k.n_valid * 4 + 4);
     uint32_t *gauss_of_emit = malloc((uint64_t)k.n_valid * 4 + 4);
     if (splat__buf_download(t->g, &b->vals, 0, out->vals, (uint64_t)k.n_valid * 4, &err) ||
+        splat__buf_download(t->g, &b->keys_lo, 0, out->keys, (uint64_t)k.n_valid * 4, &err) ||
         splat__buf_download(t->g, &b->gauss_of_emit, 0, gauss_of_emit, (uint64_t)k.n_valid * 4, &err)) {
         splat_test_fail(__FILE__, __LINE__, "download:", "%s", err.msg);
         free(gauss_of_emit);
@@ -153,6 +166,8 @@ void t_gpu_image_free(t_gpu_image *im)
     free(im->depth);
     free(im->ranges);
     free(im->vals);
+    free(im->keys);
+    free(im->gdepth);
     memset(im, 0, sizeof *im);
 }
 
@@ -165,13 +180,56 @@ static bool is_border(const splat_ref_lists *l, uint32_t tile, uint32_t id)
     return false;
 }
 
-/* Same Gaussians in the same order, except where depths tie within float rounding. */
-static bool same_order(const uint32_t *a, const uint32_t *b, uint32_t n, const splat_ref_proj *proj)
+static float f32_of_bits(uint32_t b)
 {
-    for (uint32_t k = 0; k < n; k++) {
-        if (a[k] == b[k]) continue;
-        double da = proj[a[k]].depth, db = proj[b[k]].depth;
-        if (fabs(da - db) > 4e-7 * fabs(da)) return false;
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+static uint32_t bits_of_f32(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+
+/* The GPU's list of tile t against the order of docs/RASTER.md section 2, (float32(depth), index):
+ * - every entry's sort key is exactly its Gaussian's float32 depth as the GPU's preprocess wrote
+ *   it (the depth it blends), and that depth is the reference's within float32 rounding: the
+ *   GPU evaluates p.z = R_z . mu + t_z in float32, whose error is at most gamma_4 =~ 4 u times
+ *   S = sum_k |R_zk mu_k| + |t_z| (u = 2^-24); T_DEPTH_ROUNDING u S allows twice that. (The
+ *   keys measured 0 to 3 float32 steps from the correctly rounded depth, so the GPU's depths are
+ *   not the reference's rounded ones, and two Gaussians a few steps apart may swap.)
+ * - the list is in strictly increasing (key, index) order: the GPU's order differs from the
+ *   reference's only where the two sides' float32 depths differ by that rounding, and exact ties
+ *   are broken by the index.
+ * Fails the case and returns false otherwise. */
+static bool check_gpu_order(const t_gpu_image *gpu, uint32_t t, const splat_scene *scene, const splat_camera *cam,
+                            const splat_ref_proj *proj, double *max_err)
+{
+    uint32_t gs = gpu->ranges[2 * t], ge = gpu->ranges[2 * t + 1];
+    for (uint32_t k = gs; k < ge; k++) {
+        uint32_t g = gpu->vals[k], key = gpu->keys[k];
+        double S = fabs(cam->t[2]);
+        for (int j = 0; j < 3; j++) S += fabs((double)cam->R[6 + j] * scene->means[3 * g + j]);
+        double err = fabs(f32_of_bits(key) - proj[g].depth) / (T_DEPTH_ROUNDING * 0x1p-24 * S);
+        *max_err = fmax(*max_err, err);
+        if (key != bits_of_f32(gpu->gdepth[g]) || !(err <= 1)) {
+            splat_test_fail(__FILE__, __LINE__, "tile lists:",
+                            "tile %u: Gaussian %u sorted under depth %.9g (key 0x%08x); its GPU depth is %.9g, its depth %.9g",
+                            t, g, f32_of_bits(key), key, gpu->gdepth[g], proj[g].depth);
+            return false;
+        }
+        if (k > gs) {
+            uint32_t pg = gpu->vals[k - 1], pkey = gpu->keys[k - 1];
+            if (!(pkey < key || (pkey == key && pg < g))) {
+                splat_test_fail(__FILE__, __LINE__, "tile lists:",
+                                "tile %u: Gaussian %u (depth %.9g) before Gaussian %u (depth %.9g) at list positions %u, %u",
+                                t, pg, f32_of_bits(pkey), g, f32_of_bits(key), k - 1 - gs, k - gs);
+                return false;
+            }
+        }
     }
     return true;
 }
@@ -198,7 +256,7 @@ bool t_ref_render(t_ref *ref, const splat_scene *scene, const splat_camera *cam,
         return false;
     }
     /* Build the reconciled lists: the reference's own, tile by tile, unless the GPU's differs
-     * only in borderline pairs or depth ties. */
+     * only in borderline pairs or in its order within exact float32 depth ties (check_gpu_order). */
     uint32_t total = own.offsets[tiles] + gpu->n_isect;
     splat_ref_lists *m = &ref->lists;
     *m = (splat_ref_lists){.tiles_x = own.tiles_x, .tiles_y = own.tiles_y};
@@ -213,11 +271,17 @@ bool t_ref_render(t_ref *ref, const splat_scene *scene, const splat_camera *cam,
         uint32_t gn = ge - gs;
         const uint32_t *use = rl;
         uint32_t un = rn;
-        if (gn != rn || !same_order(rl, gl, rn, ref->proj)) {
+        if (!check_gpu_order(gpu, t, scene, cam, ref->proj, &ref->max_depth_err)) {
+            ok = false;
+            break;
+        }
+        if (gn != rn || memcmp(rl, gl, rn * sizeof *rl) != 0) {
             /* every Gaussian in one list and not the other must be borderline for this tile */
+            bool same_members = gn == rn;
             for (uint32_t k = 0; k < gn && ok; k++) {
                 bool found = false;
                 for (uint32_t j = 0; j < rn && !found; j++) found = rl[j] == gl[k];
+                same_members &= found;
                 if (!found && !is_border(&own, t, gl[k])) {
                     splat_test_fail(__FILE__, __LINE__, "tile lists:", "tile %u: GPU has Gaussian %u, the reference does not", t, gl[k]);
                     ok = false;
@@ -234,6 +298,7 @@ bool t_ref_render(t_ref *ref, const splat_scene *scene, const splat_camera *cam,
             use = gl;
             un = gn;
             ref->reconciled_tiles++;
+            ref->reordered_tiles += same_members;
         }
         m->offsets[t + 1] = m->offsets[t] + un;
         memcpy(m->ids + m->offsets[t], use, un * sizeof *use);
@@ -281,7 +346,9 @@ double t_compare_forward(const t_ref *ref, const t_gpu_image *gpu, const char *w
     T_CHECK(bad_last == 0, "%s: %llu pixels with a different last contributor", what, (unsigned long long)bad_last);
     T_CHECK(skipped <= px / 50 + 2, "%s: %llu of %llu pixels borderline", what, (unsigned long long)skipped,
             (unsigned long long)px);
-    printf("  %s: image rel err %.2e, T err %.2e, %llu borderline pixels, %u tiles reconciled, %u intersections\n",
-           what, rel, max_T_err, (unsigned long long)skipped, ref->reconciled_tiles, gpu->n_isect);
+    printf("  %s: image rel err %.2e, T err %.2e, %llu borderline pixels, %u tiles reconciled (%u reordered within "
+           "depth ties), depth keys at %.2f of their bound, %u intersections\n",
+           what, rel, max_T_err, (unsigned long long)skipped, ref->reconciled_tiles, ref->reordered_tiles,
+           ref->max_depth_err, gpu->n_isect);
     return rel;
 }

@@ -41,21 +41,31 @@ typedef struct t_gpu_image {
     float *depth;      /* [H,W] */
     uint32_t *ranges;  /* [tiles,2] */
     uint32_t *vals;    /* [n_isect] Gaussian of each sorted entry */
+    uint32_t *keys;    /* [n_isect] the depth key (float bits) each sorted entry was sorted by */
+    float *gdepth;     /* [N] the depth the GPU's preprocess gave each Gaussian */
 } t_gpu_image;
 
 bool t_download_image(t_render *t, const splat_camera *cam, t_gpu_image *out);
 void t_gpu_image_free(t_gpu_image *im);
 
-/* The reference for the same render, with the GPU's tile lists reconciled: every difference
- * between the two lists of a tile must be a borderline tile test (or a depth tie), and the
- * reference then uses the GPU's list for that tile. Returns false (and fails the case) on a
- * difference that is not borderline. */
+/* A GPU depth (R_z . mu + t_z in float32) may differ from the reference's by this many units
+ * of float32 rounding (2^-24) times sum_k |R_zk mu_k| + |t_z|: twice the dot product's bound. */
+#define T_DEPTH_ROUNDING 8.0
+
+/* The reference for the same render, with the GPU's tile lists reconciled: every GPU list must
+ * be in (float32 depth, index) order of the GPU's own depths, each within float32 rounding of the
+ * reference's (T_DEPTH_ROUNDING); every Gaussian in one list of a tile and not in the other must
+ * be a borderline tile test; where the lists differ (members, or order between depths that differ
+ * by rounding) the reference uses the GPU's list for that tile. Returns false (and fails the case)
+ * otherwise. */
 typedef struct t_ref {
     splat_ref_settings set;
     splat_ref_proj *proj;
     splat_ref_lists lists;
     splat_ref_image img;
     uint32_t reconciled_tiles;
+    uint32_t reordered_tiles;  /* of those, tiles whose lists differ only in order (depth ties) */
+    double max_depth_err;      /* largest error of a GPU sort key, relative to its bound (T_DEPTH_ROUNDING) */
 } t_ref;
 
 bool t_ref_render(t_ref *ref, const splat_scene *scene, const splat_camera *cam, const splat_render_desc *opts,

@@ -2,10 +2,10 @@
 #include "harness.h"
 #include "raster_support.h"
 
-/* splat_render and splat_render_backward on a random scene: image, alpha and every gradient
- * group. Tiles where the tile test was borderline and pixels with a borderline decision get no
- * upstream gradient and are not compared (docs/RASTER.md, last section). */
-static void check_api(bool sh_half)
+/* splat_render and splat_render_backward on a random scene of n Gaussians: image, alpha and every
+ * gradient group. Tiles where the tile test was borderline and pixels with a borderline decision
+ * get no upstream gradient and are not compared (docs/RASTER.md, last section). */
+static void check_api(bool sh_half, uint32_t n)
 {
     splat_ctx *ctx;
     splat_error err = {0};
@@ -13,7 +13,7 @@ static void check_api(bool sh_half)
     uint32_t W = 40 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 40), H = 30 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 30);
     splat_camera cam = t_random_camera(W, H);
     splat_scene s;
-    t_random_scene(&s, 200, &cam);
+    t_random_scene(&s, n, &cam);
     uint32_t degree = (uint32_t)(splat__rng_u64(splat_test_rng()) % 4);
     splat_render_desc desc = {.sh_degree = degree ? degree : SPLAT_SH_DEGREE_0, .sh_half = sh_half};
     /* with half-float storage the GPU sees the coefficients rounded to half: so does the reference */
@@ -44,16 +44,18 @@ static void check_api(bool sh_half)
     T_OK(splat_render_backward(ctx, &s, &cam, &desc, d_rgb, d_alpha, &grads, img, alpha, &err), &err);
     float *fwd = NULL;
     T_OK(splat_render(ctx, &s, &cam, 1, &desc, &fwd, &err), &err);
-    double worst = 0;
+    /* images by the suite's normalised metric, over the pixels compared */
+    double *ref_alpha = malloc(px * sizeof(double));
     for (uint64_t p = 0; p < px; p++) {
+        ref_alpha[p] = 1 - ref.T[p];
         if (skip[p]) continue;
-        for (int c = 0; c < 3; c++) {
-            worst = fmax(worst, fabs(img[3 * p + c] - ref.rgb[3 * p + c]));
+        for (int c = 0; c < 3; c++)
             T_CHECK(fwd[3 * p + c] == img[3 * p + c], "splat_render and splat_render_backward render differently");
-        }
-        worst = fmax(worst, fabs(alpha[p] - (1 - ref.T[p])));
     }
-    T_CHECK(worst < T_TOL_IMAGE, "image/alpha max error %.3g", worst);
+    double e_rgb = t_norm_err(img, ref.rgb, NULL, px, 3, skip, NULL), e_alpha = t_norm_err(alpha, ref_alpha, NULL, px, 1, skip, NULL);
+    free(ref_alpha);
+    T_CHECK(e_rgb < T_TOL_IMAGE_NORM && e_alpha < T_TOL_IMAGE_NORM, "N=%u: image normalised error %.3g, alpha %.3g", n,
+            e_rgb, e_alpha);
     splat_ref_grads rg;
     T_OK(splat__ref_grads_init(&rg, s.count, &err), &err);
     splat__ref_backward(&s, &cam, &set, proj, &lists, &ref, d_rgb, d_alpha, &rg);
@@ -61,7 +63,8 @@ static void check_api(bool sh_half)
     splat_ref_grads rg_abs;
     T_OK(splat__ref_grads_init(&rg_abs, s.count, &err), &err);
     splat__ref_backward_scale(&s, &cam, &set, proj, &lists, &ref, d_rgb, d_alpha, &rg_abs);
-    printf("  %s %ux%u degree %u: image error %.2e, gradient errors", sh_half ? "half SH" : "float SH", W, H, degree, worst);
+    printf("  %s N=%u %ux%u degree %u: image error %.1e, alpha %.1e, gradient errors", sh_half ? "half SH" : "float SH", n, W, H,
+           degree, e_rgb, e_alpha);
     for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) {
         double e = t_norm_err(splat__scene_group_c(&grads, k), t_ref_group(&rg, k), t_ref_group(&rg_abs, k), s.count, splat__groups[k].width, NULL,
                               NULL);
@@ -80,8 +83,34 @@ static void check_api(bool sh_half)
     splat_ctx_free(ctx);
 }
 
-SPLAT_TEST(api_render_backward_vs_ref) { check_api(false); }
-SPLAT_TEST(api_render_sh_half_vs_ref) { check_api(true); }
+/* A dense scene, and a sparse one where every tile-list entry shows: in the dense one the last
+ * (farthest) entry of a tile is hidden behind the others, so a tile range one short (ranges_fwd)
+ * changed its image by 1e-6 at most and passed 3 runs in 4; in the sparse one it changes the
+ * image by 7e-3 to 0.15 (normalised). */
+SPLAT_TEST(api_render_backward_vs_ref)
+{
+    check_api(false, 200);
+    check_api(false, 20);
+}
+SPLAT_TEST(api_render_sh_half_vs_ref)
+{
+    check_api(true, 200);
+    check_api(true, 20);
+}
+
+/* The self-check behind `splatc info`: the device renders its fixed scene like the reference
+ * (its limit, src/api/selfcheck.c, is 1e-4; correct renders measure 6.7e-7 on lavapipe). */
+SPLAT_TEST(api_selfcheck)
+{
+    splat_ctx *ctx;
+    splat_error err = {0};
+    T_OK(splat_ctx_init(&ctx, NULL, &err), &err);
+    double max_error = -1;
+    splat_status st = splat_ctx_selfcheck(ctx, &max_error, &err);
+    printf("  self-check max error %.3g\n", max_error);
+    T_CHECK(st == SPLAT_OK && max_error >= 0, "%s", err.msg);
+    splat_ctx_free(ctx);
+}
 
 /* Half floats: known encodings, round to nearest even, and every half value round-trips. */
 SPLAT_TEST(core_half_float)

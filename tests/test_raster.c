@@ -148,6 +148,88 @@ SPLAT_TEST(raster_sh_degrees_and_cap)
         }
 }
 
+/* ------------------------------------------------------------------ the alpha clamp */
+
+/* Pixels (not borderline) where the reference blends a Gaussian whose alpha_i exp(-sigma) is
+ * above ALPHA_MAX, so that the clamp decides its alpha. */
+static uint64_t clamped_pixels(const splat_scene *scene, const splat_camera *cam, const splat_render_desc *opts)
+{
+    splat_ref_settings set = {.sh_degree = splat__sh_degree(opts), .cap = opts->max_gaussians_per_tile};
+    splat_ref_proj *proj = calloc(scene->count + 1, sizeof *proj);
+    splat_ref_lists lists;
+    splat_ref_image img;
+    splat_error err = {0};
+    uint64_t clamped = 0;
+    if (splat__ref_render(scene, cam, &set, proj, &lists, &img, &err) != SPLAT_OK) {
+        splat_test_fail(__FILE__, __LINE__, "reference:", "%s", err.msg);
+        free(proj);
+        return 0;
+    }
+    for (uint32_t py = 0; py < cam->height; py++)
+        for (uint32_t px = 0; px < cam->width; px++) {
+            size_t p = (size_t)py * cam->width + px;
+            if (img.last[p] < 0 || img.margin[p] < T_PIXEL_MARGIN) continue;
+            uint32_t t = (py / 16) * lists.tiles_x + px / 16, n = lists.offsets[t + 1] - lists.offsets[t];
+            if (set.cap && n > set.cap) n = set.cap;
+            const uint32_t *ids = lists.ids + lists.offsets[t];
+            bool hit = false;
+            /* the blended Gaussians come before the last one, which is blended too */
+            for (uint32_t k = 0; k < n; k++) {
+                const splat_ref_proj *g = &proj[ids[k]];
+                double dx = g->mean2d[0] - (px + 0.5), dy = g->mean2d[1] - (py + 0.5);
+                double sigma = 0.5 * (g->conic[0] * dx * dx + g->conic[2] * dy * dy) + g->conic[1] * dx * dy;
+                hit |= g->projected && sigma >= 0 && g->opacity * exp(-sigma) > SPLAT_REF_ALPHA_MAX;
+                if ((int32_t)ids[k] == img.last[p]) break;
+            }
+            clamped += hit;
+        }
+    splat__ref_lists_free(&lists);
+    splat__ref_image_free(&img);
+    free(proj);
+    return clamped;
+}
+
+/* Opacity logits of 7 to 10 (opacity above ALPHA_MAX), half the Gaussians in front of the others,
+ * 2 to 6 px wide and centred within 0.02 px of a pixel centre, where alpha_i exp(-sigma) exceeds ALPHA_MAX: the forward must clamp alpha
+ * there (and two such Gaussians in a row stop the pixel at T_MIN), and the backward must give
+ * those pixels no gradient through alpha_i or sigma. The random scenes never reach the clamp
+ * (logits at most 4). Every Gaussian is nearly opaque, so the opacity gradients of the clamped
+ * Gaussians, damped by alpha_i (1 - alpha_i), are not drowned by those of faint ones. */
+SPLAT_TEST(raster_alpha_clamp)
+{
+    static const uint32_t sizes[4][2] = {{17, 13}, {40, 33}, {64, 48}, {96, 72}};
+    uint64_t total = 0;
+    for (int c = 0; c < 4; c++) {
+        raster_case rc = {150, sizes[c][0], sizes[c][1], (uint32_t)(splat__rng_u64(splat_test_rng()) % 4), 0};
+        if (splat__rng_u64(splat_test_rng()) % 2) rc.cap = 2 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 8);
+        char what[96];
+        snprintf(what, sizeof what, "clamp N=%u %ux%u deg %u cap %u", rc.n, rc.w, rc.h, rc.sh_degree, rc.cap);
+        splat_camera cam = t_random_camera(rc.w, rc.h);
+        splat_scene s;
+        t_random_scene(&s, rc.n, &cam);
+        for (uint32_t i = 0; i < s.count; i++) {
+            s.opacities[i] = (float)t_uniform(7, 10);
+            if (i % 2) continue;
+            /* in front of the others (depth 2 to 8), 2 to 6 px wide: the clamp holds within about
+             * 0.04 standard deviations of the centre, and T is still high there */
+            double z = t_uniform(1, 2);
+            for (int k = 0; k < 3; k++) s.log_scales[3 * i + k] = (float)log(t_uniform(2, 6) * z / cam.fx);
+            double u = (double)(splat__rng_u64(splat_test_rng()) % rc.w) + 0.5 + t_uniform(-0.02, 0.02);
+            double v = (double)(splat__rng_u64(splat_test_rng()) % rc.h) + 0.5 + t_uniform(-0.02, 0.02);
+            double pc[3] = {(u - cam.cx) / cam.fx * z, (v - cam.cy) / cam.fy * z, z};
+            t_cam_to_world(&cam, pc, &s.means[3 * i]);
+        }
+        splat_render_desc opts = random_opts(rc.sh_degree, rc.cap);
+        uint64_t clamped = clamped_pixels(&s, &cam, &opts);
+        printf("  %s: %llu pixels blend a clamped Gaussian\n", what, (unsigned long long)clamped);
+        total += clamped;
+        check_scene(&s, &cam, &opts, true, 0, what, NULL);
+        splat_scene_free(&s);
+    }
+    /* the scenes do what they are for (38 to over 150 such pixels in 60 runs) */
+    T_CHECK(total >= 20, "only %llu pixels reach the clamp", (unsigned long long)total);
+}
+
 /* ------------------------------------------------------------------ edge cases */
 
 /* Renders and returns the GPU image [H,W,4] (caller frees), or NULL. */

@@ -4,6 +4,14 @@
 #include "api/api.h"
 #include "ref/ref.h"
 
+/* The largest error allowed at a pixel whose reference decisions are not borderline: the test
+ * suite's image tolerance (T_TOL_IMAGE, tests/harness.h), which every GPU stage is held to against
+ * the reference. Correct renders of this scene measure 6.7e-7 on lavapipe (llvmpipe, Mesa 22.3.6),
+ * and the densest scenes of the raster tests up to 9e-6: the limit leaves a factor of 150 for
+ * other drivers' exp and fused arithmetic, where the 1e-3 it replaces let through renders off by
+ * over 1000 times what a correct one reaches. */
+#define SELFCHECK_MAX_ERROR 1e-4
+
 splat_status splat_ctx_selfcheck(splat_ctx *ctx, double *max_error, splat_error *err)
 {
     /* A fixed-seed random scene (the same every run, so a failure reproduces), rendered on the
@@ -42,7 +50,7 @@ splat_status splat_ctx_selfcheck(splat_ctx *ctx, double *max_error, splat_error 
             if (ref.margin[p] >= 1e-4)
                 for (int c = 0; c < 3; c++) worst = fmax(worst, fabs(img[3 * p + c] - ref.rgb[3 * p + c]));
         *max_error = worst;
-        if (!(worst < 1e-3))
+        if (!(worst < SELFCHECK_MAX_ERROR))
             st = splat__fail(err, SPLAT_ERR_DEVICE, "selfcheck: %s renders differently from the CPU reference (max error %.3g)",
                              ctx->gpu->info.name, worst);
     }

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Mutation check of the test suite (a developer tool, not part of CI: about 15 minutes on a 2-core
+# machine with lavapipe, the baseline included). Each mutation below is a deliberate one-line bug with the test family expected to
+# catch it. The tree is copied once to a scratch folder and built once; then, per mutation, the
+# line is changed (the pattern must occur exactly once in its file), the copy is rebuilt
+# incrementally, `ctest -R ^<family>` runs, and the file is restored. A table of the outcomes is
+# printed; the exit status is non-zero if any mutation survived, did not apply or did not build.
+#
+#   scripts/mutate.sh [NAME_FILTER]     run the mutations whose name contains NAME_FILTER
+#
+# Environment: MUTATE_DIR (the scratch folder; default a new one under /tmp, removed at the end
+# unless MUTATE_KEEP=1), MUTATE_JOBS (ctest -j, default 1), MUTATE_BASELINE=0 (skip the check that
+# the families pass on the unmutated tree), MUTATE_TIMEOUT (seconds per family run, default 1800).
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+filter=${1:-}
+jobs=${MUTATE_JOBS:-1}
+limit=${MUTATE_TIMEOUT:-1800}
+
+# ------------------------------------------------------------------ the mutations
+# name | file | family | the text of the line | what it becomes (literal strings, not patterns)
+names=() files=() families=() froms=() tos=()
+mut() { names+=("$1"); files+=("$2"); families+=("$3"); froms+=("$4"); tos+=("$5"); }
+
+# shaders
+mut alpha_clamp_fwd shaders/rasterize_fwd.comp raster_ \
+    'precise float alpha = min(ALPHA_MAX, geom.w * exp(-sigma));' \
+    'precise float alpha = geom.w * exp(-sigma);'
+mut alpha_clamp_bwd shaders/rasterize_bwd.comp raster_ \
+    'if (geom.w * vis <= ALPHA_MAX) {' \
+    'if (true) {'
+mut depth_key_zero shaders/isect_fwd.comp raster_ \
+    'uint depth_bits = floatBitsToUint(depth);' \
+    'uint depth_bits = 0u;'
+mut range_end_short shaders/ranges_fwd.comp api_ \
+    'if (i + 1u == n || tile_of_isect[i + 1u] != tile) ranges[tile].y = i + 1u;' \
+    'if (i + 1u == n || tile_of_isect[i + 1u] != tile) ranges[tile].y = i;'
+mut stats_plus_two shaders/project_bwd.glsl train_ \
+    'st.x += length(g);' \
+    'st.x += length(g) + 2.0;'
+mut reset_no_min shaders/opacity_reset.comp train_ \
+    'opacities[i] = min(opacities[i], logit_001);' \
+    'opacities[i] = logit_001;'
+mut reset_keeps_moment shaders/opacity_reset.comp train_ \
+    'mv_opac[2u * i] = 0.0;' \
+    ''
+mut adam_no_bias2 shaders/adam.comp train_ \
+    'return p - step_size * m / (sqrt(v) / bias2 + EPS);' \
+    'return p - step_size * m / (sqrt(v) + EPS);'
+# render
+mut frame_no_cap src/render/frame.c raster_ \
+    'f->cap = desc->max_gaussians_per_tile;' \
+    'f->cap = 0;'
+mut campos_not_transposed src/render/frame.c raster_ \
+    'for (int k = 0; k < 3; k++) c -= (double)cam->R[k * 3 + i] * cam->t[k];' \
+    'for (int k = 0; k < 3; k++) c -= (double)cam->R[i * 3 + k] * cam->t[k];'
+mut sort_depth_only src/render/render.c raster_ \
+    '.bits = pc.sort_bits,' \
+    '.bits = 32,'
+# sort
+mut sort_digit_short src/sort/sort.c sort_ \
+    'uint32_t width = word_bits[w] / passes[w] + (p < word_bits[w] % passes[w]);' \
+    'uint32_t width = word_bits[w] / passes[w];'
+# train
+mut sh_degree_stuck src/train/schedule.c train_ \
+    'uint32_t d = step / 1000;' \
+    'uint32_t d = 0;'
+mut means_lr_decay src/train/schedule.c train_ \
+    'pow(0.01, progress)' \
+    'pow(0.1, progress)'
+mut refine_at_start src/train/strategy_default.c train_ \
+    'return s < d->refine_stop && s > d->refine_start && s % d->refine_every == 0;' \
+    'return s < d->refine_stop && s >= d->refine_start && s % d->refine_every == 0;'
+mut wait_every_step src/train/ring.c train_ \
+    'splat_status st = splat__stream_replay(t->env.stream, &t->ring.rec[slot], &value, err);' \
+    'splat_status st = splat__stream_replay(t->env.stream, &t->ring.rec[slot], &value, err); if (st == SPLAT_OK) st = splat__stream_wait(t->env.stream, value, err);'
+# io
+mut ply_rest_order src/io/ply.c io_ \
+    'for (uint32_t k = 1; k <= per_channel; k++) *r++ = sh[k * 3 + c];' \
+    'for (uint32_t k = 1; k <= per_channel; k++) *r++ = sh[c * 16 + k];'
+mut colmap_rotation_transposed src/io/colmap.c io_ \
+    'for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];' \
+    'for (int k = 0; k < 9; k++) c->R[k] = (float)R[(k % 3) * 3 + k / 3];'
+# cli
+mut cli_unknown_command src/cli/main.c cli_ \
+    'fprintf(stderr, "splatc: unknown command '"'"'%s'"'"'\n\n", cmd);' \
+    'fprintf(stderr, "splatc: '"'"'%s'"'"'?\n\n", cmd);'
+mut cli_render_runs_eval src/cli/main.c cli_ \
+    'if (strcmp(cmd, "render") == 0) return cmd_render(argc, argv);' \
+    'if (strcmp(cmd, "render") == 0) return cmd_eval(argc, argv);'
+
+# ------------------------------------------------------------------ the scratch copy
+scratch=${MUTATE_DIR:-$(mktemp -d /tmp/splatc-mutate.XXXXXX)}
+mkdir -p "$scratch/tree"
+cleanup() { [ "${MUTATE_KEEP:-0}" = 1 ] || [ -n "${MUTATE_DIR:-}" ] || rm -rf "$scratch"; }
+trap cleanup EXIT
+echo "copying the tree to $scratch/tree"
+(cd "$root" && git ls-files -z --cached --others --exclude-standard | tar cf - --null -T -) | tar xf - -C "$scratch/tree"
+tree=$scratch/tree
+build=$tree/build
+log=$scratch/log
+echo "building (log: $log)"
+if ! cmake -S "$tree" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$log" 2>&1 || ! cmake --build "$build" -j"$(nproc)" >>"$log" 2>&1; then
+    echo "the unmutated tree does not build: see $log"
+    MUTATE_KEEP=1
+    exit 2
+fi
+
+run_family() { # family -> ctest's status (124 on timeout); the tests that failed in $scratch/failed
+    timeout "$limit" ctest --test-dir "$build" -R "^$1" -j"$jobs" --stop-on-failure >"$scratch/run" 2>&1
+    local rc=$?
+    cat "$scratch/run" >>"$log"
+    sed -n 's/^[[:space:]]*[0-9]* - \([a-z0-9_]*\) (.*/\1/p' "$scratch/run" | paste -sd, >"$scratch/failed"
+    return $rc
+}
+
+selected=()
+for i in "${!names[@]}"; do
+    [ -z "$filter" ] || [[ ${names[$i]} == *"$filter"* ]] && selected+=("$i")
+done
+[ "${#selected[@]}" -gt 0 ] || { echo "no mutation matches '$filter'"; exit 2; }
+
+if [ "${MUTATE_BASELINE:-1}" != 0 ]; then
+    for fam in $(for i in "${selected[@]}"; do echo "${families[$i]}"; done | sort -u); do
+        echo "baseline: $fam"
+        if ! run_family "$fam"; then
+            echo "family $fam fails on the unmutated tree: see $log"
+            MUTATE_KEEP=1
+            exit 2
+        fi
+    done
+fi
+
+# ------------------------------------------------------------------ the mutations
+results=()
+bad=0
+for i in "${selected[@]}"; do
+    name=${names[$i]} file=${files[$i]} fam=${families[$i]}
+    path=$tree/$file
+    echo "== $name ($file, $fam)" | tee -a "$log"
+    n=$(FROM=${froms[$i]} perl -0ne '$n += () = /\Q$ENV{FROM}\E/g; END { print $n + 0 }' "$path" 2>/dev/null || echo 0)
+    if [ "$n" != 1 ]; then
+        results+=("$name|$file|$fam|not applied (pattern found $n times)")
+        bad=1
+        continue
+    fi
+    cp "$path" "$scratch/orig"
+    FROM=${froms[$i]} TO=${tos[$i]} perl -0pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$path"
+    if cmp -s "$path" "$scratch/orig"; then
+        result="not applied (no change)"
+        bad=1
+    elif ! cmake --build "$build" -j"$(nproc)" >>"$log" 2>&1; then
+        result="did not build"
+        bad=1
+    else
+        run_family "$fam"
+        rc=$?
+        if [ "$rc" = 0 ]; then
+            result=survived
+            bad=1
+        elif [ "$rc" = 124 ]; then
+            result="caught (timeout)"
+        else
+            result="caught by $(cat "$scratch/failed")"
+        fi
+    fi
+    cp "$scratch/orig" "$path"
+    touch "$path"
+    results+=("$name|$file|$fam|$result")
+    echo "   $result"
+done
+
+echo
+printf '| %-26s | %-30s | %-7s | %s\n' mutation file family result
+printf '| %-26s | %-30s | %-7s | %s\n' --- --- --- ---
+for r in "${results[@]}"; do
+    IFS='|' read -r a b c d <<<"$r"
+    printf '| %-26s | %-30s | %-7s | %s\n' "$a" "$b" "$c" "$d"
+done
+[ "$bad" = 0 ] || echo "some mutations survived or did not apply (log: $log)"
+[ "$bad" = 0 ] || MUTATE_KEEP=1
+exit "$bad"
