@@ -220,9 +220,10 @@ void fuzz_load_dataset(const char *scene, uint8_t flags, const char *prefix)
         FUZZ_ASSERT(v->name && v->image_path, "view %u has no name or path", i);
         FUZZ_ASSERT(v->camera.width >= 1 && v->camera.height >= 1 && v->downsample >= 1, "view %u: size %ux%u / %u",
                     i, v->camera.width, v->camera.height, v->downsample);
-        FUZZ_ASSERT(finite_camera(&v->camera), "view %u (%s) has a non-finite camera: f %g %g c %g %g t %g %g %g", i,
-                    v->name, v->camera.fx, v->camera.fy, v->camera.cx, v->camera.cy, v->camera.t[0], v->camera.t[1],
-                    v->camera.t[2]);
+        FUZZ_ASSERT(finite_camera(&v->camera) && v->camera.fx > 0 && v->camera.fy > 0,
+                    "view %u (%s): a non-finite camera or a focal length not positive: f %g %g c %g %g t %g %g %g",
+                    i, v->name, v->camera.fx, v->camera.fy, v->camera.cx, v->camera.cy, v->camera.t[0],
+                    v->camera.t[1], v->camera.t[2]);
     }
     FUZZ_ASSERT(!ds.n_points || (ds.points && ds.point_colors), "points counted but absent");
     for (uint64_t i = 0; i < (uint64_t)ds.n_points * 3; i++)
