@@ -251,6 +251,35 @@ SPLAT_TEST(io_colmap_unsupported_model)
     }
 }
 
+SPLAT_TEST(io_colmap_intrinsics_range)
+{
+    /* Intrinsics that are finite doubles but leave a float's range once scaled to the image (a
+     * stated size of 1x1, images tens of pixels wide), or a focal length that rounds to 0 as a
+     * float: refused, naming cameras.bin/.txt, never views with Inf or 0 (found by fuzz_colmap_bin). */
+    for (int text = 0; text < 2; text++) {
+        for (int tiny = 0; tiny < 2; tiny++) {
+            t_colmap m;
+            t_colmap_random(&m);
+            for (int k = 0; k < m.n_cams; k++) {
+                if (tiny) {
+                    m.cams[k].params[0] = 1e-300;
+                } else {
+                    m.cams[k].width = m.cams[k].height = 1;
+                    m.cams[k].params[m.cams[k].model == 0 ? 1 : 2] = 1e38; /* cx */
+                }
+            }
+            const char *scene = t_path("range%d%d", text, tiny);
+            char dir[600];
+            snprintf(dir, sizeof dir, "%s/sparse/0", scene);
+            t_colmap_write(&m, dir, text);
+            t_colmap_write_images(&m, scene, false);
+            const char *file = t_path("range%d%d/sparse/0/cameras.%s", text, tiny, text ? "txt" : "bin");
+            if (tiny) EXPECT_FAIL(scene, 0, SPLAT_ERR_FORMAT, file, "is not a positive float");
+            else EXPECT_FAIL(scene, 0, SPLAT_ERR_NONFINITE, file, "are not finite floats");
+        }
+    }
+}
+
 SPLAT_TEST(io_colmap_text_errors)
 {
     t_colmap m;
