@@ -482,3 +482,28 @@ SPLAT_TEST(io_nerf_bad_input)
     t_write(json, missing, strlen(missing));
     EXPECT_FAIL(scene, 0, SPLAT_ERR_IO, t_path("nerf/b.png"), "cannot open");
 }
+
+SPLAT_TEST(io_nerf_intrinsics_range)
+{
+    /* Finite numbers whose focal length leaves a float's range (a tiny camera_angle_y, found by
+     * fuzz_nerf; fl_x for a stated "w" of 1) or rounds to 0 as a float: refused, naming the file,
+     * never views with Inf or 0. */
+    const char *scene = t_path("nerf_range");
+    t_mkdir(scene);
+    const char *json = t_path("nerf_range/transforms_train.json");
+    write_rgba_png(t_path("nerf_range/a.png"), 8, 8);
+    static const char *const intrinsics[] = {
+        "\"camera_angle_x\": 1.9, \"camera_angle_y\": 5.71e-45",
+        "\"fl_x\": 3e38, \"w\": 1, \"h\": 8",
+        "\"fl_x\": 1e-300",
+    };
+    for (size_t k = 0; k < SPLAT_COUNTOF(intrinsics); k++) {
+        tbuf b = {0};
+        tb_printf(&b, "{\"frames\": [{\"file_path\": \"a.png\", %s, \"transform_matrix\": "
+                  "[[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}]}", intrinsics[k]);
+        t_write(json, b.p, b.n);
+        tb_free(&b);
+        if (k < 2) EXPECT_FAIL(scene, 0, SPLAT_ERR_NONFINITE, json, "are not finite floats");
+        else EXPECT_FAIL(scene, 0, SPLAT_ERR_FORMAT, json, "is not a positive float");
+    }
+}

@@ -131,9 +131,18 @@ static splat_status make_view(const char *path, const char *scene, uint32_t i, c
     if (!(fx > 0 && fy > 0))
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: frame %u: focal lengths must be positive", path, i);
     double sx = w / W, sy = h / H;
+    fx *= sx, cx *= sx, fy *= sy, cy *= sy;
+    /* A tiny angle or a small "w" may take a focal length past a float's range, and a tiny focal
+     * length round to 0. */
+    if (!splat__finite_float(fx) || !splat__finite_float(fy) || !splat__finite_float(cx) || !splat__finite_float(cy))
+        return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: frame %u: the intrinsics, scaled to the image's %ux%u, are "
+                           "not finite floats", path, i, w, h);
+    if (!((float)fx > 0 && (float)fy > 0))
+        return splat__fail(err, SPLAT_ERR_FORMAT, "%s: frame %u: a focal length, scaled to the image's %ux%u, is not "
+                           "a positive float", path, i, w, h);
     splat_camera *c = &v->camera;
-    c->fx = (float)(fx * sx), c->cx = (float)(cx * sx);
-    c->fy = (float)(fy * sy), c->cy = (float)(cy * sy);
+    c->fx = (float)fx, c->cx = (float)cx;
+    c->fy = (float)fy, c->cy = (float)cy;
     c->width = w, c->height = h;
 
     /* OpenGL camera axes to OpenCV: negate the camera's y and z axes (columns 1 and 2 of the
