@@ -507,3 +507,26 @@ SPLAT_TEST(io_nerf_intrinsics_range)
         else EXPECT_FAIL(scene, 0, SPLAT_ERR_FORMAT, json, "is not a positive float");
     }
 }
+
+SPLAT_TEST(io_nerf_pose_range)
+{
+    /* A transform_matrix of finite floats whose world-to-camera transform is not: an entry of
+     * 1e38 beside a translation of 4 (found by fuzz_nerf), and a scale of 1e-5 (an inverse of 1e5)
+     * on a position of 1e34. Refused, naming the file, never views with Inf. */
+    const char *scene = t_path("nerf_pose");
+    t_mkdir(scene);
+    const char *json = t_path("nerf_pose/transforms_train.json");
+    write_rgba_png(t_path("nerf_pose/a.png"), 8, 8);
+    static const char *const matrices[] = {
+        "[[0,0,1,4],[1,0,1e38,0],[0,1,0,0],[0,0,0,1]]",
+        "[[1e-5,0,0,1e34],[0,1e-5,0,0],[0,0,1,0],[0,0,0,1]]",
+    };
+    for (size_t k = 0; k < SPLAT_COUNTOF(matrices); k++) {
+        tbuf b = {0};
+        tb_printf(&b, "{\"camera_angle_x\": 0.7, \"frames\": [{\"file_path\": \"a.png\", \"transform_matrix\": %s}]}",
+                  matrices[k]);
+        t_write(json, b.p, b.n);
+        tb_free(&b);
+        EXPECT_FAIL(scene, 0, SPLAT_ERR_NONFINITE, json, "not finite as floats");
+    }
+}

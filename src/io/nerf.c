@@ -155,8 +155,17 @@ static splat_status make_view(const char *path, const char *scene, uint32_t i, c
     }
     if (!invert3(M, R))
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: frame %u: \"transform_matrix\" is singular", path, i);
+    double t[3];
+    for (int r = 0; r < 3; r++) t[r] = -(R[r * 3] * pos[0] + R[r * 3 + 1] * pos[1] + R[r * 3 + 2] * pos[2]);
+    /* Finite entries may still give a world-to-camera transform past a float's range. */
+    bool finite = true;
+    for (int k = 0; k < 9; k++) finite = finite && splat__finite_float(R[k]);
+    for (int r = 0; r < 3; r++) finite = finite && splat__finite_float(t[r]);
+    if (!finite)
+        return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: frame %u: \"transform_matrix\" inverts to a world-to-camera "
+                           "transform that is not finite as floats", path, i);
     for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];
-    for (int r = 0; r < 3; r++) c->t[r] = (float)-(R[r * 3] * pos[0] + R[r * 3 + 1] * pos[1] + R[r * 3 + 2] * pos[2]);
+    for (int r = 0; r < 3; r++) c->t[r] = (float)t[r];
     return SPLAT_OK;
 }
 
