@@ -10,7 +10,11 @@ dir=${1:-build-fuzz}
 secs=${2:-20}
 CC=clang scripts/build.sh "$dir" -DSPLAT_FUZZ=ON -DSPLAT_WERROR=ON
 out=$dir/fuzz
-mkdir -p "$out/artifacts" "$out/logs"
+# the harnesses' scratch folders go here (a crash leaves its folder behind)
+TMPDIR=$(cd "$out" && pwd)/tmp
+export TMPDIR
+rm -rf "$TMPDIR"
+mkdir -p "$out/artifacts" "$out/logs" "$TMPDIR"
 start=$SECONDS
 n=0
 for bin in "$out"/fuzz_*; do
