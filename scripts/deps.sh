@@ -1,18 +1,43 @@
 #!/usr/bin/env bash
-# Installs what splatc needs to build and run on Debian/Ubuntu (only what is missing).
-# --test adds the real tools the suite checks against: COLMAP (io_distortion_vs_colmap).
+# Installs what splatc needs to build and run on Debian/Ubuntu (only what is missing). --test adds
+# what the suite needs besides: the real tools it checks against (COLMAP, for
+# io_distortion_vs_colmap) and clang with libFuzzer's runtime for the fuzz build (fuzz/).
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config glslc libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
       libpng-dev libjpeg-dev libcjson-dev zlib1g-dev)
-[ "${1:-}" = "--test" ] && pkgs+=(colmap)
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+test_tools=0
+[ "${1:-}" = "--test" ] && test_tools=1 && pkgs+=(colmap clang)
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+updated=0
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+install_missing() {
+  local missing=() p
+  for p in "$@"; do
+    installed "$p" || missing+=("$p")
+  done
+  [ ${#missing[@]} -gt 0 ] || return 0
   echo "installing: ${missing[*]}"
-  $sudo apt-get update -qq
+  if [ "$updated" -eq 0 ]; then
+    $sudo apt-get update -qq
+    updated=1
+  fi
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+install_missing "${pkgs[@]}"
+
+[ "$test_tools" -eq 1 ] || exit 0
+# libFuzzer's runtime (libclang_rt.fuzzer) comes apart from clang on Debian, named after clang's
+# major version: libclang-rt-14-dev on bookworm. Where no such package exists (older releases
+# ship it in libclang-common-N-dev, which clang depends on), there is nothing to add.
+rt=libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev
+if ! installed "$rt"; then
+  if ! apt-cache show "$rt" >/dev/null 2>&1 && [ "$updated" -eq 0 ]; then
+    $sudo apt-get update -qq
+    updated=1
+  fi
+  if apt-cache show "$rt" >/dev/null 2>&1; then install_missing "$rt"; fi
 fi

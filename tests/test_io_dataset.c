@@ -296,6 +296,35 @@ SPLAT_TEST(io_colmap_unsupported_model)
     }
 }
 
+SPLAT_TEST(io_colmap_intrinsics_range)
+{
+    /* Intrinsics that are finite doubles but leave a float's range once scaled to the image (a
+     * stated size of 1x1, images tens of pixels wide), or a focal length that rounds to 0 as a
+     * float: refused, naming cameras.bin/.txt, never views with Inf or 0 (found by fuzz_colmap_bin). */
+    for (int text = 0; text < 2; text++) {
+        for (int tiny = 0; tiny < 2; tiny++) {
+            t_colmap m;
+            t_colmap_random(&m);
+            for (int k = 0; k < m.n_cams; k++) {
+                if (tiny) {
+                    m.cams[k].params[0] = 1e-300;
+                } else {
+                    m.cams[k].width = m.cams[k].height = 1;
+                    m.cams[k].params[m.cams[k].model == 0 ? 1 : 2] = 1e38; /* cx */
+                }
+            }
+            const char *scene = t_path("range%d%d", text, tiny);
+            char dir[600];
+            snprintf(dir, sizeof dir, "%s/sparse/0", scene);
+            t_colmap_write(&m, dir, text);
+            t_colmap_write_images(&m, scene, false);
+            const char *file = t_path("range%d%d/sparse/0/cameras.%s", text, tiny, text ? "txt" : "bin");
+            if (tiny) EXPECT_FAIL(scene, 0, SPLAT_ERR_FORMAT, file, "is not a positive float");
+            else EXPECT_FAIL(scene, 0, SPLAT_ERR_NONFINITE, file, "are not finite floats");
+        }
+    }
+}
+
 SPLAT_TEST(io_colmap_text_errors)
 {
     t_colmap m;
@@ -653,4 +682,52 @@ SPLAT_TEST(io_colmap_masks)
     T_CHECK(st == SPLAT_ERR_IO && t_has(err.msg, "no mask for image") && t_has(err.msg, "masks_2") && t_has(err.msg, m.imgs[bad].name),
             "%s", err.msg);
     for (int i = 0; i < m.n_imgs; i++) free(want[i]);
+}
+
+SPLAT_TEST(io_nerf_intrinsics_range)
+{
+    /* Finite numbers whose focal length leaves a float's range (a tiny camera_angle_y, found by
+     * fuzz_nerf; fl_x for a stated "w" of 1) or rounds to 0 as a float: refused, naming the file,
+     * never views with Inf or 0. */
+    const char *scene = t_path("nerf_range");
+    t_mkdir(scene);
+    const char *json = t_path("nerf_range/transforms_train.json");
+    write_rgba_png(t_path("nerf_range/a.png"), 8, 8);
+    static const char *const intrinsics[] = {
+        "\"camera_angle_x\": 1.9, \"camera_angle_y\": 5.71e-45",
+        "\"fl_x\": 3e38, \"w\": 1, \"h\": 8",
+        "\"fl_x\": 1e-300",
+    };
+    for (size_t k = 0; k < SPLAT_COUNTOF(intrinsics); k++) {
+        tbuf b = {0};
+        tb_printf(&b, "{\"frames\": [{\"file_path\": \"a.png\", %s, \"transform_matrix\": "
+                  "[[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}]}", intrinsics[k]);
+        t_write(json, b.p, b.n);
+        tb_free(&b);
+        if (k < 2) EXPECT_FAIL(scene, 0, SPLAT_ERR_NONFINITE, json, "are not finite floats");
+        else EXPECT_FAIL(scene, 0, SPLAT_ERR_FORMAT, json, "is not a positive float");
+    }
+}
+
+SPLAT_TEST(io_nerf_pose_range)
+{
+    /* A transform_matrix of finite floats whose world-to-camera transform is not: an entry of
+     * 1e38 beside a translation of 4 (found by fuzz_nerf), and a scale of 1e-5 (an inverse of 1e5)
+     * on a position of 1e34. Refused, naming the file, never views with Inf. */
+    const char *scene = t_path("nerf_pose");
+    t_mkdir(scene);
+    const char *json = t_path("nerf_pose/transforms_train.json");
+    write_rgba_png(t_path("nerf_pose/a.png"), 8, 8);
+    static const char *const matrices[] = {
+        "[[0,0,1,4],[1,0,1e38,0],[0,1,0,0],[0,0,0,1]]",
+        "[[1e-5,0,0,1e34],[0,1e-5,0,0],[0,0,1,0],[0,0,0,1]]",
+    };
+    for (size_t k = 0; k < SPLAT_COUNTOF(matrices); k++) {
+        tbuf b = {0};
+        tb_printf(&b, "{\"camera_angle_x\": 0.7, \"frames\": [{\"file_path\": \"a.png\", \"transform_matrix\": %s}]}",
+                  matrices[k]);
+        t_write(json, b.p, b.n);
+        tb_free(&b);
+        EXPECT_FAIL(scene, 0, SPLAT_ERR_NONFINITE, json, "not finite as floats");
+    }
 }

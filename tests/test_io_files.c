@@ -464,6 +464,9 @@ SPLAT_TEST(io_cameras_bad_input)
         {"[{\"width\": 10, \"height\": 10, \"fx\": 1, \"fy\": 1, \"cx\": 1, \"cy\": 1, \"R\": [2,0,0,0,1,0,0,0,1], "
          "\"t\": [0,0,0]}]", "not a rotation", SPLAT_ERR_FORMAT},
         {"[{\"width\": 10, \"height\": 10, \"fx\": 1e999, \"fy\": 1}]", "\"fx\" is not a finite", SPLAT_ERR_NONFINITE},
+        /* positive as a double, 0 as a float (the fuzz_cameras contract check, on this input) */
+        {"[{\"width\": 4, \"height\": 4, \"fx\": 1e-300, \"fy\": 1, \"cx\": 2, \"cy\": 2, \"R\": [1,0,0,0,1,0,0,0,1], "
+         "\"t\": [0,0,0]}]", "focal lengths must be positive floats", SPLAT_ERR_FORMAT},
         {"[{\"width\": 10, \"height\": 10, \"fx\": 1, \"fy\": 1}]", "neither \"rotation\"", SPLAT_ERR_FORMAT},
     };
     for (size_t k = 0; k < SPLAT_COUNTOF(cases); k++) {

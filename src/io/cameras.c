@@ -108,8 +108,8 @@ static splat_status read_camera(const char *path, uint32_t i, const cJSON *obj, 
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: camera %u has neither \"rotation\" and \"position\" (3DGS) "
                            "nor \"R\" and \"t\" (splatc)", path, i);
     }
-    if (!(fx > 0 && fy > 0))
-        return splat__fail(err, SPLAT_ERR_FORMAT, "%s: camera %u: focal lengths must be positive", path, i);
+    if (!((float)fx > 0 && (float)fy > 0)) /* a tiny positive double rounds to 0 as a float */
+        return splat__fail(err, SPLAT_ERR_FORMAT, "%s: camera %u: focal lengths must be positive floats", path, i);
     if (!is_rotation(R))
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: camera %u: the rotation is not a rotation matrix", path, i);
     cam->fx = (float)fx, cam->fy = (float)fy, cam->cx = (float)cx, cam->cy = (float)cy;

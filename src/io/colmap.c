@@ -524,8 +524,8 @@ static splat_status find_mask(const char *masks, splat_data_view *v, splat_error
                        v->name, names[0], names[1], names[2]);
 }
 
-static splat_status make_view(const col_model *m, col_image *img, const char *images_path, const char *folder,
-                              uint32_t downsample, splat_data_view *v, splat_error *err)
+static splat_status make_view(const col_model *m, col_image *img, const char *cams_path, const char *images_path,
+                              const char *folder, uint32_t downsample, splat_data_view *v, splat_error *err)
 {
     col_camera key = {.id = img->camera_id};
     const col_camera *cam = m->n_cams ? bsearch(&key, m->cams, m->n_cams, sizeof *m->cams, cmp_camera) : NULL;
@@ -563,12 +563,16 @@ static splat_status make_view(const col_model *m, col_image *img, const char *im
     if (st != SPLAT_OK) return st;
     double sx = (double)w / (double)cam->width, sy = (double)h / (double)cam->height;
     double fx = cam->fx * sx, fy = cam->fy * sy, cx = cam->cx * sx, cy = cam->cy * sy;
-    /* finite doubles may leave a float's range once scaled: checked before the conversion */
+    /* Finite doubles may leave a float's range once scaled, and a tiny focal length round to 0. */
     if (!splat__finite_float(fx) || !splat__finite_float(fy) || !splat__finite_float(cx) || !splat__finite_float(cy))
-        return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: %s: the intrinsics scaled to the image (%ux%u) are not finite "
-                           "floats", images_path, what, w, h);
+        return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: camera %u's intrinsics, scaled to image \"%s\" (%ux%u), are "
+                           "not finite floats", cams_path, cam->id, v->name, w, h);
+    if (!((float)fx > 0 && (float)fy > 0))
+        return splat__fail(err, SPLAT_ERR_FORMAT, "%s: camera %u's focal length, scaled to image \"%s\" (%ux%u), is "
+                           "not a positive float", cams_path, cam->id, v->name, w, h);
     splat_camera *c = &v->raw;
-    c->fx = (float)fx, c->cx = (float)cx, c->fy = (float)fy, c->cy = (float)cy;
+    c->fx = (float)fx, c->cx = (float)cx;
+    c->fy = (float)fy, c->cy = (float)cy;
     c->width = w, c->height = h;
     double q[4] = {img->q[0] / qn, img->q[1] / qn, img->q[2] / qn, img->q[3] / qn}, R[9];
     splat__quat_to_mat(q, R);
@@ -610,7 +614,7 @@ splat_status splat__colmap_load(const char *model_dir, const splat_dataset_desc 
     }
     ds->n_views = (uint32_t)m.n_imgs;
     for (size_t i = 0; i < m.n_imgs && st == SPLAT_OK; i++)
-        st = make_view(&m, &m.imgs[i], imgs_path, folder, downsample, &ds->views[i], err);
+        st = make_view(&m, &m.imgs[i], cams_path, imgs_path, folder, downsample, &ds->views[i], err);
     for (size_t i = 0; i < m.n_imgs && st == SPLAT_OK && masks; i++) st = find_mask(masks, &ds->views[i], err);
     if (st != SPLAT_OK) goto done;
     qsort(ds->views, ds->n_views, sizeof *ds->views, cmp_view);

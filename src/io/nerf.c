@@ -137,9 +137,18 @@ static splat_status make_view(const char *path, const char *scene, uint32_t i, c
     st = splat__view_aspect_check(path, what, w, h, W, H, err);
     if (st != SPLAT_OK) return st;
     double sx = w / W, sy = h / H;
+    fx *= sx, cx *= sx, fy *= sy, cy *= sy;
+    /* A tiny angle or a small "w" may take a focal length past a float's range, and a tiny focal
+     * length round to 0. */
+    if (!splat__finite_float(fx) || !splat__finite_float(fy) || !splat__finite_float(cx) || !splat__finite_float(cy))
+        return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: frame %u: the intrinsics, scaled to the image's %ux%u, are "
+                           "not finite floats", path, i, w, h);
+    if (!((float)fx > 0 && (float)fy > 0))
+        return splat__fail(err, SPLAT_ERR_FORMAT, "%s: frame %u: a focal length, scaled to the image's %ux%u, is not "
+                           "a positive float", path, i, w, h);
     splat_camera *c = &v->raw;
-    c->fx = (float)(fx * sx), c->cx = (float)(cx * sx);
-    c->fy = (float)(fy * sy), c->cy = (float)(cy * sy);
+    c->fx = (float)fx, c->cx = (float)cx;
+    c->fy = (float)fy, c->cy = (float)cy;
     c->width = w, c->height = h;
 
     /* OpenGL camera axes to OpenCV: negate the camera's y and z axes (columns 1 and 2 of the
@@ -152,8 +161,17 @@ static splat_status make_view(const char *path, const char *scene, uint32_t i, c
     }
     if (!invert3(M, R))
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: frame %u: \"transform_matrix\" is singular", path, i);
+    double t[3];
+    for (int r = 0; r < 3; r++) t[r] = -(R[r * 3] * pos[0] + R[r * 3 + 1] * pos[1] + R[r * 3 + 2] * pos[2]);
+    /* Finite entries may still give a world-to-camera transform past a float's range. */
+    bool finite = true;
+    for (int k = 0; k < 9; k++) finite = finite && splat__finite_float(R[k]);
+    for (int r = 0; r < 3; r++) finite = finite && splat__finite_float(t[r]);
+    if (!finite)
+        return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: frame %u: \"transform_matrix\" inverts to a world-to-camera "
+                           "transform that is not finite as floats", path, i);
     for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];
-    for (int r = 0; r < 3; r++) c->t[r] = (float)-(R[r * 3] * pos[0] + R[r * 3 + 1] * pos[1] + R[r * 3 + 2] * pos[2]);
+    for (int r = 0; r < 3; r++) c->t[r] = (float)t[r];
     st = splat__camera_check(path, what, c, err);
     v->camera = *c; /* no distortion (yet) */
     return st;
