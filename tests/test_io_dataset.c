@@ -299,7 +299,7 @@ SPLAT_TEST(io_colmap_unsupported_model)
 SPLAT_TEST(io_colmap_intrinsics_range)
 {
     /* Intrinsics that are finite doubles but leave a float's range once scaled to the image (a
-     * stated size of 1x1, images tens of pixels wide), or a focal length that rounds to 0 as a
+     * cx of 3e38 for images twice the camera's size), or a focal length that rounds to 0 as a
      * float: refused, naming cameras.bin/.txt, never views with Inf or 0 (found by fuzz_colmap_bin). */
     for (int text = 0; text < 2; text++) {
         for (int tiny = 0; tiny < 2; tiny++) {
@@ -309,10 +309,14 @@ SPLAT_TEST(io_colmap_intrinsics_range)
                 if (tiny) {
                     m.cams[k].params[0] = 1e-300;
                 } else {
-                    m.cams[k].width = m.cams[k].height = 1;
-                    m.cams[k].params[m.cams[k].model == 0 ? 1 : 2] = 1e38; /* cx */
+                    m.cams[k].params[m.cams[k].model == 0 ? 1 : 2] = 3e38; /* cx, a float until doubled */
                 }
             }
+            if (!tiny) /* images twice their cameras' size */
+                for (int i = 0; i < m.n_imgs; i++)
+                    for (int k = 0; k < m.n_cams; k++)
+                        if (m.cams[k].id == m.imgs[i].camera_id)
+                            m.imgs[i].w = 2 * (uint32_t)m.cams[k].width, m.imgs[i].h = 2 * (uint32_t)m.cams[k].height;
             const char *scene = t_path("range%d%d", text, tiny);
             char dir[600];
             snprintf(dir, sizeof dir, "%s/sparse/0", scene);
@@ -687,7 +691,7 @@ SPLAT_TEST(io_colmap_masks)
 SPLAT_TEST(io_nerf_intrinsics_range)
 {
     /* Finite numbers whose focal length leaves a float's range (a tiny camera_angle_y, found by
-     * fuzz_nerf; fl_x for a stated "w" of 1) or rounds to 0 as a float: refused, naming the file,
+     * fuzz_nerf; fl_x of 3e38 for a stated "w" half the image's) or rounds to 0 as a float: refused, naming the file,
      * never views with Inf or 0. */
     const char *scene = t_path("nerf_range");
     t_mkdir(scene);
@@ -695,7 +699,7 @@ SPLAT_TEST(io_nerf_intrinsics_range)
     write_rgba_png(t_path("nerf_range/a.png"), 8, 8);
     static const char *const intrinsics[] = {
         "\"camera_angle_x\": 1.9, \"camera_angle_y\": 5.71e-45",
-        "\"fl_x\": 3e38, \"w\": 1, \"h\": 8",
+        "\"fl_x\": 3e38, \"w\": 4, \"h\": 4",
         "\"fl_x\": 1e-300",
     };
     for (size_t k = 0; k < SPLAT_COUNTOF(intrinsics); k++) {

@@ -157,7 +157,7 @@ static void check_stats(uint32_t s)
     uint32_t W = cam->width, H = cam->height;
     uint64_t px = (uint64_t)W * H;
     splat_train_slot slot;
-    splat__train_fill_slot(t, &slot, s, view, true);
+    splat__train_fill_slot(t, 0, s, view, true, &slot);
     splat_render_desc rd = {.sh_degree = slot.frame.sh_degree ? slot.frame.sh_degree : SPLAT_SH_DEGREE_0,
                             .max_gaussians_per_tile = t->desc.render.max_gaussians_per_tile};
     memcpy(rd.background, slot.frame.background, sizeof rd.background);
@@ -257,7 +257,7 @@ static void check_adam(uint32_t s)
         return;
     }
     splat_train_slot slot;
-    splat__train_fill_slot(t, &slot, s, splat__train_view_of_step(t, s), true);
+    splat__train_fill_slot(t, 0, s, splat__train_view_of_step(t, s), true, &slot);
     uint32_t active = (slot.frame.sh_degree + 1) * (slot.frame.sh_degree + 1);
     splat_scene p, m, g;
     bool ok = splat_scene_init(&p, n, &err) == SPLAT_OK && splat_scene_init(&m, 2 * n, &err) == SPLAT_OK &&
@@ -509,7 +509,7 @@ SPLAT_TEST(train_schedule_vs_ref)
     uint32_t bad = 0;
     for (uint32_t s = 0; s < t->steps; s++) {
         splat_train_slot slot;
-        splat__train_fill_slot(t, &slot, s, splat__train_view_of_step(t, s), true);
+        splat__train_fill_slot(t, 0, s, splat__train_view_of_step(t, s), true, &slot);
         bad += !slot_matches(&slot, s, t->steps, bad < 3);
     }
     printf("  scene scale %.6f (trainer %.6f); %u steps run, %u refines, Gaussians %u after step 34; statistics of %u steps "

@@ -45,7 +45,8 @@ static splat_status eval_view(splat_trainer *t, uint32_t v, const char *render_d
     splat_image im = {0};
     splat_status st = splat__images_stage_eval(&t->images, &t->ds, v, &im, err);
     if (st != SPLAT_OK) return st;
-    splat__train_fill_slot(t, SPLAT_TRAIN_RING, t->step, v, false);
+    splat__train_fill_slot(t, SPLAT_TRAIN_RING, t->step, v, false,
+                           (splat_train_slot *)t->ring.slots.map + SPLAT_TRAIN_RING);
     const splat_train_report *rep =
         (const splat_train_report *)((const char *)t->ring.reports.map + SPLAT_TRAIN_RING * t->ring.report_stride);
     st = splat__render_run(t->env.stream, t->env.renderer, &t->rb,

@@ -192,7 +192,7 @@ static splat_status submit_step(splat_trainer *t, uint32_t slot, splat_error *er
 {
     uint32_t step = t->step;
     uint32_t view = splat__train_view_of_step(t, step);
-    splat__train_fill_slot(t, slot, step, view, true);
+    splat__train_fill_slot(t, slot, step, view, true, (splat_train_slot *)t->ring.slots.map + slot);
     splat__images_stage(&t->images, slot, view);
     uint64_t value;
     splat_status st = splat__stream_replay(t->env.stream, &t->ring.rec[slot], &value, err);

@@ -49,9 +49,9 @@ uint32_t splat__train_degree(const splat_trainer *t, uint32_t step)
     return d < t->sh_max ? d : t->sh_max;
 }
 
-void splat__train_fill_slot(const splat_trainer *t, uint32_t slot, uint32_t step, uint32_t view, bool training)
+void splat__train_fill_slot(const splat_trainer *t, uint32_t slot, uint32_t step, uint32_t view, bool training,
+                            splat_train_slot *s)
 {
-    splat_train_slot *s = (splat_train_slot *)t->ring.slots.map + slot;
     memset(s, 0, sizeof *s);
     s->view = view;
     s->step = step;

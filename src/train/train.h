@@ -218,9 +218,12 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
 uint32_t splat__train_view_of_step(const splat_trainer *t, uint32_t step);
 /* The SH degree training has reached at `step`. */
 uint32_t splat__train_degree(const splat_trainer *t, uint32_t step);
-/* Fills ring slot `slot` (SPLAT_TRAIN_RING: evaluation's) for `step` rendering `view`: training
- * (random background, learning rates) or evaluation (the resolved background, the degree reached). */
-void splat__train_fill_slot(const splat_trainer *t, uint32_t slot, uint32_t step, uint32_t view, bool training);
+/* Fills *out, the contents of ring slot `slot` (SPLAT_TRAIN_RING: evaluation's; it places the
+ * view's image when images are streamed) for `step` rendering `view`: training (random background,
+ * learning rates) or evaluation (the resolved background, the degree reached). The ring writes it
+ * into the slot's mapped memory; tests read it. */
+void splat__train_fill_slot(const splat_trainer *t, uint32_t slot, uint32_t step, uint32_t view, bool training,
+                            splat_train_slot *out);
 
 /* ring.c */
 /* Records an iteration's kernels into `c` for ring slot `slot`: with backward (training) or
