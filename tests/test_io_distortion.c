@@ -1,5 +1,5 @@
 /* io: lens distortion (src/io/distortion.c) against COLMAP: its formulas written again here from
- * COLMAP's camera_models.h, the inversion, the undistorted camera, images undistorted at load, and
+ * COLMAP's camera_models.h (and nerfstudio's perspective model from its camera_utils.py), the inversion, the undistorted camera, images undistorted at load, and
  * one image against `colmap image_undistorter` itself. */
 #include <sys/wait.h>
 
@@ -10,9 +10,11 @@ static uint32_t rnd(uint32_t n) { return (uint32_t)(splat__rng_u64(splat_test_rn
 
 static const splat_distortion_model k_models[] = {SPLAT_DISTORTION_SIMPLE_RADIAL, SPLAT_DISTORTION_RADIAL,
                                                   SPLAT_DISTORTION_OPENCV, SPLAT_DISTORTION_FULL_OPENCV,
-                                                  SPLAT_DISTORTION_OPENCV_FISHEYE};
-static const char *const k_names[] = {"SIMPLE_RADIAL", "RADIAL", "OPENCV", "FULL_OPENCV", "OPENCV_FISHEYE"};
+                                                  SPLAT_DISTORTION_OPENCV_FISHEYE, SPLAT_DISTORTION_NERFSTUDIO};
+static const char *const k_names[] = {"SIMPLE_RADIAL", "RADIAL", "OPENCV", "FULL_OPENCV", "OPENCV_FISHEYE", "nerfstudio"};
+/* the models COLMAP has (the first 5), by its ids */
 static const int k_colmap_ids[] = {2, 3, 4, 6, 5};
+#define N_COLMAP_MODELS SPLAT_COUNTOF(k_colmap_ids)
 
 /* Parameters of the size phone, action and fisheye cameras have (COLMAP's orders). */
 static splat_distortion random_distortion(splat_distortion_model model)
@@ -31,6 +33,10 @@ static splat_distortion random_distortion(splat_distortion_model model)
         break;
     case SPLAT_DISTORTION_OPENCV_FISHEYE:
         k[0] = t_uniform(-0.05, 0.05), k[1] = t_uniform(-0.01, 0.01), k[2] = t_uniform(-0.005, 0.005), k[3] = t_uniform(-0.002, 0.002);
+        break;
+    case SPLAT_DISTORTION_NERFSTUDIO:
+        k[0] = t_uniform(-0.15, 0.1), k[1] = t_uniform(-0.02, 0.03), k[2] = t_uniform(-0.004, 0.004), k[3] = t_uniform(-5e-4, 5e-4);
+        k[4] = t_uniform(-2e-3, 2e-3), k[5] = t_uniform(-2e-3, 2e-3);
         break;
     case SPLAT_DISTORTION_NONE: break;
     }
@@ -63,13 +69,18 @@ static void colmap_distort(const splat_distortion *d, double u, double v, double
             du = u * thd / r - u, dv = v * thd / r - v;
         }
     }
+    if (d->model == SPLAT_DISTORTION_NERFSTUDIO) { /* d = 1 + k1 r + k2 r^2 + k3 r^3 + k4 r^4, r = x^2 + y^2 */
+        double dd = 1 + k[0] * r2 + k[1] * r2 * r2 + k[2] * r2 * r2 * r2 + k[3] * r2 * r2 * r2 * r2;
+        du = dd * u + 2 * k[4] * uv + k[5] * (r2 + 2 * u2) - u;
+        dv = dd * v + 2 * k[5] * uv + k[4] * (r2 + 2 * v2) - v;
+    }
     *ud = u + du, *vd = v + dv;
 }
 
 static splat_camera random_raw(uint32_t w, uint32_t h)
 {
     splat_camera c = {.width = w, .height = h};
-    c.fx = (float)(w * t_uniform(0.6, 1.4));
+    c.fx = (float)(SPLAT_MAX(w, h) * t_uniform(0.7, 1.4)); /* fields of view of 40 to 70 degrees */
     c.fy = c.fx * (float)t_uniform(0.98, 1.02);
     c.cx = (float)(w * t_uniform(0.45, 0.55)), c.cy = (float)(h * t_uniform(0.45, 0.55));
     c.R[0] = c.R[4] = c.R[8] = 1;
@@ -108,7 +119,7 @@ SPLAT_TEST(io_distortion_camera)
         splat_distortion d = random_distortion(k_models[m]);
         splat_camera raw = random_raw(100 + rnd(300), 80 + rnd(200)), cam;
         splat_error err = {0};
-        T_OK(splat__undistorted_camera("test", "camera", &raw, &d, &cam, &err), &err);
+        T_OK(splat__undistorted_camera("test", k_names[m], &raw, &d, &cam, &err), &err);
         T_CHECK(cam.fx == raw.fx && cam.fy == raw.fy, "%s: the focal lengths changed", k_names[m]);
         double lo[2] = {HUGE_VAL, HUGE_VAL}, hi[2] = {-HUGE_VAL, -HUGE_VAL};
         uint64_t outside = 0;
@@ -127,6 +138,33 @@ SPLAT_TEST(io_distortion_camera)
         T_CHECK(lo[0] < 2.5 || lo[1] < 2.5 || hi[0] > raw.width - 2.5 || hi[1] > raw.height - 2.5,
                 "%s: the box is not tight: x %.2f..%.2f, y %.2f..%.2f of %ux%u", k_names[m], lo[0], hi[0], lo[1], hi[1],
                 raw.width, raw.height);
+    }
+    /* Models the image's corners lie beyond: a barrel term that folds inside a wide image, and a
+     * fisheye whose image spans more than 180 degrees. The camera keeps to the part before the
+     * fold (the distorted radius grows along every ray to its border) and inside the image. */
+    const splat_distortion beyond[] = {{.model = SPLAT_DISTORTION_SIMPLE_RADIAL, .k = {-0.3}},
+                                       {.model = SPLAT_DISTORTION_OPENCV_FISHEYE, .k = {-0.05, -0.01, -0.005, -0.002}}};
+    for (size_t b = 0; b < SPLAT_COUNTOF(beyond); b++) {
+        splat_camera raw = random_raw(200 + rnd(100), 150 + rnd(50)), cam;
+        raw.fx = raw.fy = (float)(raw.width * t_uniform(0.35, 0.45));
+        splat_error err = {0};
+        T_OK(splat__undistorted_camera("test", "camera", &raw, &beyond[b], &cam, &err), &err);
+        uint64_t bad = 0;
+        for (uint32_t j = 0; j < cam.height; j++)
+            for (uint32_t i = 0; i < cam.width; i++) {
+                if (j != 0 && j != cam.height - 1 && i != 0 && i != cam.width - 1) continue;
+                double u = (i + 0.5 - cam.cx) / cam.fx, v = (j + 0.5 - cam.cy) / cam.fy, ud, vd, last = 0;
+                colmap_distort(&beyond[b], u, v, &ud, &vd);
+                double x = ud * raw.fx + raw.cx, y = vd * raw.fy + raw.cy;
+                bad += x < 0 || y < 0 || x > raw.width || y > raw.height;
+                for (int k = 1; k <= 64; k++) {
+                    colmap_distort(&beyond[b], u * k / 64, v * k / 64, &ud, &vd);
+                    bad += !(ud * ud + vd * vd > last);
+                    last = ud * ud + vd * vd;
+                }
+            }
+        printf("  beyond %zu: %ux%u (f %.1f) -> %ux%u\n", b, raw.width, raw.height, (double)raw.fx, cam.width, cam.height);
+        T_CHECK(bad == 0, "model %zu beyond the image: %llu border rays fold or leave the image", b, (unsigned long long)bad);
     }
     splat_distortion zero = {.model = SPLAT_DISTORTION_OPENCV};
     splat_camera raw = random_raw(64, 48), cam;
@@ -147,7 +185,7 @@ static double pattern(double x, double y, int c)
  * zero is not resampled: its image loads bit for bit. */
 SPLAT_TEST(io_distortion_load)
 {
-    for (size_t m = 0; m < SPLAT_COUNTOF(k_models); m++) {
+    for (size_t m = 0; m < N_COLMAP_MODELS; m++) {
         splat_distortion d = random_distortion(k_models[m]);
         t_colmap model;
         t_colmap_random(&model);
@@ -232,7 +270,7 @@ SPLAT_TEST(io_distortion_load)
 SPLAT_TEST(io_distortion_vs_colmap)
 {
     T_REQUIRE(system("command -v colmap >/dev/null 2>&1") == 0, "colmap is not installed (scripts/deps.sh installs it)");
-    for (size_t m = 0; m < SPLAT_COUNTOF(k_models); m++) {
+    for (size_t m = 0; m < N_COLMAP_MODELS; m++) {
         splat_distortion d = random_distortion(k_models[m]);
         uint32_t W = 120 + rnd(80), H = 90 + rnd(60);
         splat_camera raw = random_raw(W, H);

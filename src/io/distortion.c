@@ -15,6 +15,7 @@ uint32_t splat__distortion_params(splat_distortion_model model)
     case SPLAT_DISTORTION_OPENCV: return 4;
     case SPLAT_DISTORTION_FULL_OPENCV: return 8;
     case SPLAT_DISTORTION_OPENCV_FISHEYE: return 4;
+    case SPLAT_DISTORTION_NERFSTUDIO: return 6;
     }
     return 0;
 }
@@ -54,6 +55,12 @@ void splat__distort(const splat_distortion *d, double u, double v, double *ud, d
         double radial = (1 + k[0] * r2 + k[1] * r4 + k[4] * r6) / (1 + k[5] * r2 + k[6] * r4 + k[7] * r6);
         du = u * radial + 2 * k[2] * uv + k[3] * (r2 + 2 * u2) - u;
         dv = v * radial + 2 * k[3] * uv + k[2] * (r2 + 2 * v2) - v;
+        break;
+    }
+    case SPLAT_DISTORTION_NERFSTUDIO: { /* k1 k2 k3 k4 p1 p2 */
+        double radial = r2 * (k[0] + r2 * (k[1] + r2 * (k[2] + r2 * k[3])));
+        du = u * radial + 2 * k[4] * uv + k[5] * (r2 + 2 * u2);
+        dv = v * radial + 2 * k[5] * uv + k[4] * (r2 + 2 * v2);
         break;
     }
     case SPLAT_DISTORTION_OPENCV_FISHEYE: { /* k1 k2 k3 k4 */
@@ -108,6 +115,21 @@ bool splat__undistort(const splat_distortion *d, double ud, double vd, double *u
     return isfinite(x) && isfinite(y) && fabs(fx - ud) + fabs(fy - vd) < 1e-9 * fmax(1.0, fabs(ud) + fabs(vd));
 }
 
+/* The part of the ray from the principal point to (u, v), as a fraction, before the distorted
+ * radius first stops growing: 1 when the model does not fold on the way. */
+static double unfolded(const splat_distortion *d, double u, double v, int steps)
+{
+    double last = 0;
+    for (int k = 1; k <= steps; k++) {
+        double t = (double)k / steps, a, b;
+        splat__distort(d, t * u, t * v, &a, &b);
+        double r = a * a + b * b;
+        if (!(r > last)) return (double)(k - 1) / steps;
+        last = r;
+    }
+    return 1;
+}
+
 splat_status splat__undistorted_camera(const char *path, const char *what, const splat_camera *raw,
                                        const splat_distortion *d, splat_camera *out, splat_error *err)
 {
@@ -122,10 +144,11 @@ splat_status splat__undistorted_camera(const char *path, const char *what, const
         for (uint32_t k = 0; k <= n; k++) {
             /* left, right: (0 or W, y); top, bottom: (x, 0 or H) */
             double px = side == 0 ? 0 : side == 1 ? W : k, py = side == 2 ? 0 : side == 3 ? H : k;
+            /* A point the model never reaches (a fisheye's field past 180 degrees, a barrel term
+             * past its fold) bounds nothing: no pinhole ray lands there. */
             double u, v;
-            if (!splat__undistort(d, (px - raw->cx) / raw->fx, (py - raw->cy) / raw->fy, &u, &v))
-                return splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s: %s: the distortion cannot be inverted at pixel "
-                                   "(%g, %g) of the image's border", path, what, px, py);
+            if (!splat__undistort(d, (px - raw->cx) / raw->fx, (py - raw->cy) / raw->fy, &u, &v) || unfolded(d, u, v, 64) < 1)
+                continue;
             if (side == 0) u_min = fmax(u_min, u);
             if (side == 1) u_max = fmin(u_max, u);
             if (side == 2) v_min = fmax(v_min, v);
@@ -136,6 +159,12 @@ splat_status splat__undistorted_camera(const char *path, const char *what, const
     double lim_u = 2 * W / raw->fx, lim_v = 2 * H / raw->fy;
     u_min = fmax(u_min, -lim_u), u_max = fmin(u_max, lim_u);
     v_min = fmax(v_min, -lim_v), v_max = fmin(v_max, lim_v);
+    /* Past a barrel term's fold the model maps outward rays back inward, onto pixels nearer rays
+     * already took: the box stops short of the first fold on the way to each of its corners. */
+    double shrink = 1;
+    for (int corner = 0; corner < 4; corner++)
+        shrink = fmin(shrink, unfolded(d, corner & 1 ? u_max : u_min, corner & 2 ? v_max : v_min, 512));
+    u_min *= shrink, u_max *= shrink, v_min *= shrink, v_max *= shrink;
     double w = floor((u_max - u_min) * raw->fx), h = floor((v_max - v_min) * raw->fy);
     if (!(w >= SPLAT_MIN_IMAGE_SIDE && h >= SPLAT_MIN_IMAGE_SIDE))
         return splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s: %s: undistorted, no valid region of at least %u pixels a side "

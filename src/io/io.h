@@ -31,7 +31,9 @@ void splat__image_free(splat_image *img);
 
 /* -------------------------------------------------------------- lens distortion */
 
-/* The distortion models of COLMAP (camera_models.h), by their parameters after fx fy cx cy. */
+/* The distortion models of COLMAP (camera_models.h), by their parameters after fx fy cx cy, and
+ * nerfstudio's perspective camera (camera_utils.py: radial to r^8, tangential; in a
+ * transforms.json's k1 k2 k3 k4 p1 p2). */
 typedef enum splat_distortion_model {
     SPLAT_DISTORTION_NONE = 0,
     SPLAT_DISTORTION_SIMPLE_RADIAL,  /* k */
@@ -39,11 +41,12 @@ typedef enum splat_distortion_model {
     SPLAT_DISTORTION_OPENCV,         /* k1 k2 p1 p2 */
     SPLAT_DISTORTION_FULL_OPENCV,    /* k1 k2 p1 p2 k3 k4 k5 k6 */
     SPLAT_DISTORTION_OPENCV_FISHEYE, /* k1 k2 k3 k4 */
+    SPLAT_DISTORTION_NERFSTUDIO,     /* k1 k2 k3 k4 p1 p2 */
 } splat_distortion_model;
 
 typedef struct splat_distortion {
     splat_distortion_model model;
-    double k[8];             /* the model's parameters in COLMAP's order */
+    double k[8];             /* the model's parameters in COLMAP's order (nerfstudio's for NERFSTUDIO) */
 } splat_distortion;
 
 /* How many parameters the model has. */
