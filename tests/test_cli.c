@@ -339,3 +339,63 @@ SPLAT_TEST(cli_output_folder_checked_first)
         free(out);
     }
 }
+
+/* nerfstudio's transforms.json end to end: the demo scene written as one (images by absolute
+ * path, the camera-to-world poses in OpenGL axes, the points as an ASCII PLY) trains like the
+ * COLMAP scene it came from. The poses pass through a matrix inverse each way, so the bits may
+ * differ: the held-out PSNR must agree within 0.2 dB. */
+SPLAT_TEST(cli_transforms_json)
+{
+    const char *d = cli_demo("demo", 32, 8);
+    if (!d) return;
+    char dir[600], ns[600], a[600], b[600], path[800], args[2400], *out;
+    snprintf(dir, sizeof dir, "%s", d);
+    snprintf(ns, sizeof ns, "%s", splat_test_path("ns"));
+    T_REQUIRE(mkdir(ns, 0777) == 0);
+    splat_dataset ds;
+    splat_error err = {0};
+    T_OK(splat__dataset_load(&(splat_dataset_desc){.path = dir}, &ds, &err), &err);
+    snprintf(path, sizeof path, "%s/transforms.json", ns);
+    FILE *f = fopen(path, "wb");
+    T_REQUIRE(f);
+    fprintf(f, "{\"camera_model\": \"PINHOLE\", \"ply_file_path\": \"points.ply\", \"frames\": [\n");
+    for (uint32_t v = 0; v < ds.n_views; v++) {
+        const splat_camera *c = &ds.views[v].camera;
+        fprintf(f, "%s{\"file_path\": \"%s\", \"w\": %u, \"h\": %u, \"fl_x\": %.9g, \"fl_y\": %.9g, \"cx\": %.9g, \"cy\": %.9g, "
+                "\"transform_matrix\": [", v ? ",\n" : "", ds.views[v].image_path, c->width, c->height, (double)c->fx,
+                (double)c->fy, (double)c->cx, (double)c->cy);
+        for (int r = 0; r < 3; r++) { /* c2w = [R^T | -R^T t], the camera's y and z negated */
+            double pos = -((double)c->R[0 * 3 + r] * c->t[0] + (double)c->R[1 * 3 + r] * c->t[1] + (double)c->R[2 * 3 + r] * c->t[2]);
+            fprintf(f, "[%.17g, %.17g, %.17g, %.17g], ", (double)c->R[0 * 3 + r], -(double)c->R[1 * 3 + r],
+                    -(double)c->R[2 * 3 + r], pos);
+        }
+        fprintf(f, "[0, 0, 0, 1]]}");
+    }
+    fprintf(f, "]}\n");
+    fclose(f);
+    snprintf(path, sizeof path, "%s/points.ply", ns);
+    f = fopen(path, "wb");
+    T_REQUIRE(f);
+    fprintf(f, "ply\nformat ascii 1.0\nelement vertex %u\nproperty float x\nproperty float y\nproperty float z\n"
+            "property uint8 red\nproperty uint8 green\nproperty uint8 blue\nend_header\n", ds.n_points);
+    for (uint32_t i = 0; i < ds.n_points; i++)
+        fprintf(f, "%.9g %.9g %.9g %u %u %u\n", (double)ds.points[i * 3], (double)ds.points[i * 3 + 1],
+                (double)ds.points[i * 3 + 2], ds.point_colors[i * 3], ds.point_colors[i * 3 + 1], ds.point_colors[i * 3 + 2]);
+    fclose(f);
+    splat__dataset_free(&ds);
+    snprintf(a, sizeof a, "%s", splat_test_path("from_colmap"));
+    snprintf(b, sizeof b, "%s", splat_test_path("from_ns"));
+    double psnr[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args, "train '%s' -o '%s' --steps 150 --eval -q", k ? ns : dir, k ? b : a);
+        int rc = run_cli(args, &out);
+        T_REQUIRE(rc == 0, "%s: exit %d: %s", k ? "transforms.json" : "COLMAP", rc, out);
+        free(out);
+        snprintf(path, sizeof path, "%s/metrics.json", k ? b : a);
+        char *m = read_text(path);
+        psnr[k] = number_after(m, "\"psnr\":");
+        free(m);
+    }
+    printf("  held-out PSNR: COLMAP %.3f dB, transforms.json %.3f dB\n", psnr[0], psnr[1]);
+    T_CHECK(fabs(psnr[0] - psnr[1]) < 0.2, "COLMAP %.3f dB, transforms.json %.3f dB", psnr[0], psnr[1]);
+}

@@ -231,11 +231,19 @@ SPLAT_TEST(train_init_random)
     uint64_t seed = splat__rng_u64(splat_test_rng());
     splat_scene a, b, c;
     splat_error err = {0};
-    T_OK(splat__init_random(&a, n, half, seed, &err), &err);
-    T_OK(splat__init_random(&b, n, half, seed, &err), &err);
-    T_OK(splat__init_random(&c, n, half, seed ^ 1, &err), &err);
+    T_OK(splat__init_random(&a, n, NULL, half, seed, &err), &err);
+    T_OK(splat__init_random(&b, n, NULL, half, seed, &err), &err);
+    T_OK(splat__init_random(&c, n, NULL, half, seed ^ 1, &err), &err);
     T_CHECK(memcmp(a.means, b.means, sizeof(float) * 3 * n) == 0 && memcmp(a.sh, b.sh, sizeof(float) * 48 * n) == 0,
             "not reproducible");
+    /* around a centre: the same cube moved there */
+    double centre[3] = {t_uniform(-50, 50), t_uniform(-50, 50), t_uniform(-50, 50)};
+    splat_scene d;
+    T_OK(splat__init_random(&d, n, centre, half, seed, &err), &err);
+    for (uint32_t i = 0; i < 3 * n; i++)
+        T_CHECK(fabs(d.means[i] - centre[i % 3] - a.means[i]) < 1e-5 * (1 + fabs(centre[i % 3])),
+                "coordinate %u: %g, not %g + %g", i, (double)d.means[i], centre[i % 3], (double)a.means[i]);
+    splat_scene_free(&d);
     T_CHECK(memcmp(a.means, c.means, sizeof(float) * 3 * n) != 0, "seed ignored");
     float hf = (float)half;
     double sm = 0, sm2 = 0, sc = 0, sc2 = 0;
@@ -272,10 +280,10 @@ SPLAT_TEST(train_init_errors)
     err = (splat_error){0};
     T_CHECK(splat__init_from_points(&s, p, NULL, 2, &err) == SPLAT_ERR_NONFINITE && err.msg[0] && s.means == NULL);
     err = (splat_error){0};
-    T_CHECK(splat__init_random(&s, 10, rand_u32(0, 1) ? -t_uniform(0, 1) : NAN, 1, &err) == SPLAT_ERR_INVALID_ARG &&
+    T_CHECK(splat__init_random(&s, 10, NULL, rand_u32(0, 1) ? -t_uniform(0, 1) : NAN, 1, &err) == SPLAT_ERR_INVALID_ARG &&
             s.means == NULL);
     err = (splat_error){0};
-    T_CHECK(splat__init_random(&s, 0, 1.3, 1, &err) == SPLAT_ERR_INVALID_ARG && s.count == 0);
+    T_CHECK(splat__init_random(&s, 0, NULL, 1.3, 1, &err) == SPLAT_ERR_INVALID_ARG && s.count == 0);
 }
 
 

@@ -18,18 +18,22 @@ splat_status splat__dataset_load(const splat_dataset_desc *desc, splat_dataset *
     if (!splat__is_dir(desc->path)) return splat__fail(err, SPLAT_ERR_IO, "%s: not a folder", desc->path);
     splat_status st;
     char *nerf = splat__path_join(desc->path, "transforms_train.json");
+    char *tf = splat__path_join(desc->path, "transforms.json");
     char *sparse0 = splat__path_join(desc->path, "sparse/0");
     char *sparse = splat__path_join(desc->path, "sparse");
     int in0 = sparse0 ? has_model(sparse0) : -1, in = sparse ? has_model(sparse) : -1;
-    if (!nerf || in0 < 0 || in < 0)
+    if (!nerf || !tf || in0 < 0 || in < 0)
         st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", desc->path);
     else if (splat__is_file(nerf)) st = splat__nerf_load(desc, ds, err);
     else if (in0) st = splat__colmap_load(sparse0, desc, ds, err);
     else if (in) st = splat__colmap_load(sparse, desc, ds, err);
+    else if (splat__is_file(tf)) st = splat__transforms_load(desc, ds, err);
     else
         st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: no dataset found: expected a COLMAP model (sparse/0/ or sparse/ "
-                         "with cameras.bin or cameras.txt) or NeRF-synthetic transforms_train.json", desc->path);
+                         "with cameras.bin or cameras.txt), NeRF-synthetic transforms_train.json or nerfstudio "
+                         "transforms.json", desc->path);
     splat__free(nerf);
+    splat__free(tf);
     splat__free(sparse0);
     splat__free(sparse);
     if (st != SPLAT_OK) splat__dataset_free(ds);

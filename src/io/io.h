@@ -95,13 +95,15 @@ splat_status splat__view_mask_load(const splat_data_view *view, uint8_t **mask, 
 typedef enum splat_dataset_kind {
     SPLAT_DATASET_COLMAP = 1,
     SPLAT_DATASET_NERF_SYNTHETIC = 2,
+    SPLAT_DATASET_TRANSFORMS = 3,    /* nerfstudio's transforms.json */
 } splat_dataset_kind;
 
 typedef struct splat_dataset {
     splat_dataset_kind kind;
     uint32_t n_views;
-    splat_data_view *views;       /* [n_views] sorted by name (COLMAP); train then test (NeRF-synthetic) */
-    uint32_t n_points;       /* SfM points (0 for NeRF-synthetic) */
+    splat_data_view *views;       /* [n_views] sorted by name (COLMAP, transforms.json); train then test
+                                     (NeRF-synthetic) */
+    uint32_t n_points;       /* SfM points (0 for NeRF-synthetic, and transforms.json without a PLY) */
     float *points;           /* [P,3] */
     uint8_t *point_colors;   /* [P,3] */
     bool has_alpha;          /* images carry alpha to composite on the background (NeRF-synthetic) */
@@ -110,19 +112,28 @@ typedef struct splat_dataset {
 typedef struct splat_dataset_desc {
     const char *path;        /* the scene folder */
     uint32_t images_factor;  /* 0 or 1: images/; N: images_N/ (or images/ downsampled by N) */
-    bool eval;               /* COLMAP: hold out every 8th image in sorted name order */
+    bool eval;               /* COLMAP, transforms.json without split lists: hold out every 8th image
+                                in sorted name order */
 } splat_dataset_desc;
 
-/* Detects the layout: COLMAP (sparse/0/ or sparse/ with cameras, images, points3D as .bin or
- * .txt) or NeRF-synthetic (transforms_train.json, transforms_test.json). COLMAP cameras may be
- * PINHOLE, SIMPLE_PINHOLE or the distorted SIMPLE_RADIAL, RADIAL, OPENCV, FULL_OPENCV and
- * OPENCV_FISHEYE (views are undistorted, see splat__undistorted_camera); other models are refused
- * naming the model. Masks: a COLMAP scene's masks/ (masks_N/ beside images_N/) holds one per
- * image, named as the image, or the image's name with ".png" appended, or with its extension
- * replaced by ".png"; once the folder exists, an image without a mask is an error. Image sizes
- * are read from the image headers, and a missing image is an error.
+/* Detects the layout, in this order: NeRF-synthetic (transforms_train.json, transforms_test.json),
+ * COLMAP (sparse/0/ or sparse/ with cameras, images, points3D as .bin or .txt), nerfstudio
+ * (transforms.json). COLMAP cameras may be PINHOLE, SIMPLE_PINHOLE or the distorted SIMPLE_RADIAL,
+ * RADIAL, OPENCV, FULL_OPENCV and OPENCV_FISHEYE; transforms files' camera_model may be
+ * SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL, OPENCV (nerfstudio's perspective lens, k1..k4,
+ * p1, p2) or OPENCV_FISHEYE; distorted views are undistorted (see splat__undistorted_camera);
+ * other models are refused naming the model. Masks: a COLMAP scene's masks/ (masks_N/ beside
+ * images_N/) holds one per image, named as the image, or the image's name with ".png" appended,
+ * or with its extension replaced by ".png"; once the folder exists, an image without a mask is an
+ * error; transforms.json gives each frame's "mask_path" (every frame or none). Image sizes are
+ * read from the image headers, and a missing image is an error.
  * NeRF-synthetic: transforms_test.json may be absent; its views are always is_test (desc->eval
- * is for COLMAP); images_factor > 1 sets view.downsample. On failure `ds` is left empty. */
+ * is for COLMAP and transforms.json); images_factor > 1 sets view.downsample.
+ * transforms.json (docs/TRAIN.md, "Inputs"): images_N/<name> and masks_N/<name> for
+ * images_factor N when they exist; "ply_file_path" the initial points; "applied_transform"
+ * undone, so the views and points are in the capture's own frame; "train_filenames" with
+ * "test_filenames" (or "val_filenames") split the views, frames in neither are left out.
+ * On failure `ds` is left empty. */
 splat_status splat__dataset_load(const splat_dataset_desc *desc, splat_dataset *ds, splat_error *err);
 void splat__dataset_free(splat_dataset *ds);
 

@@ -83,6 +83,10 @@ static inline uint32_t splat__load_u32(const uint8_t *p)
 splat_status splat__colmap_load(const char *model_dir, const splat_dataset_desc *desc, splat_dataset *ds,
                                 splat_error *err);
 splat_status splat__nerf_load(const splat_dataset_desc *desc, splat_dataset *ds, splat_error *err);
+splat_status splat__transforms_load(const splat_dataset_desc *desc, splat_dataset *ds, splat_error *err);
+/* The points of a point-cloud PLY (x y z, optional red green blue; any scalar types, ASCII or
+ * binary, other properties and elements skipped), allocated here; a point with no colour is grey. */
+splat_status splat__points_ply_read(const char *path, float **xyz, uint8_t **rgb, uint32_t *count, splat_error *err);
 /* Reads the size of a view's image from its header: (*w0, *h0) as stored, (*w, *h) after the
  * view's downsampling (floor). A downsampling that leaves fewer than SPLAT_MIN_IMAGE_SIDE pixels a
  * side is SPLAT_ERR_INVALID_ARG naming the image (--images-factor 1000 trained on 1x1 images). */

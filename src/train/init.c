@@ -280,8 +280,8 @@ splat_status splat__init_from_points(splat_scene *scene, const float *points, co
     return st;
 }
 
-splat_status splat__init_random(splat_scene *scene, uint32_t n, double half_extent, uint64_t seed,
-                                splat_error *err)
+splat_status splat__init_random(splat_scene *scene, uint32_t n, const double centre[3], double half_extent,
+                                uint64_t seed, splat_error *err)
 {
     SPLAT_ASSERT(scene);
     memset(scene, 0, sizeof *scene);
@@ -296,7 +296,7 @@ splat_status splat__init_random(splat_scene *scene, uint32_t n, double half_exte
     splat__rng_seed(&rng, seed);
     for (size_t i = 0; i < n; i++) {
         for (int a = 0; a < 3; a++)
-            scene->means[i * 3 + a] = (float)(half_extent * (2 * splat__rng_uniform(&rng) - 1));
+            scene->means[i * 3 + a] = (float)((centre ? centre[a] : 0) + half_extent * (2 * splat__rng_uniform(&rng) - 1));
         for (int c = 0; c < 3; c++)
             scene->sh[i * SPLAT_SH_COEFFS * 3 + c] = (float)((splat__rng_uniform(&rng) - 0.5) / SPLAT_SH_C0);
     }

@@ -22,11 +22,12 @@
 splat_status splat__init_from_points(splat_scene *scene, const float *points, const uint8_t *colors, uint32_t n,
                                      splat_error *err);
 
-/* The same from n points uniform in the cube [-half_extent, half_extent]^3 with colours uniform
- * in [0, 1] (not quantised to 8 bits), drawn from splat_rng seeded with `seed` (per point: x, y,
- * z, then r, g, b). TRAIN.md uses n = 100000, half_extent = 1.3 for scenes without points.
- * Fails with SPLAT_ERR_INVALID_ARG when n == 0 or half_extent is not finite and > 0. */
-splat_status splat__init_random(splat_scene *scene, uint32_t n, double half_extent, uint64_t seed,
-                                splat_error *err);
+/* The same from n points uniform in the cube centre + [-half_extent, half_extent]^3 (centre NULL:
+ * the origin) with colours uniform in [0, 1] (not quantised to 8 bits), drawn from splat_rng
+ * seeded with `seed` (per point: x, y, z, then r, g, b). TRAIN.md, "Initialisation", says which
+ * cube a scene without points gets. Fails with SPLAT_ERR_INVALID_ARG when n == 0 or half_extent
+ * is not finite and > 0. */
+splat_status splat__init_random(splat_scene *scene, uint32_t n, const double centre[3], double half_extent,
+                                uint64_t seed, splat_error *err);
 
 #endif

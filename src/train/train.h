@@ -167,6 +167,7 @@ struct splat_trainer {
     uint32_t *train_views, n_train;           /* indices into ds.views */
     uint32_t *test_views, n_test;
     double scene_scale;
+    double scene_centre[3];  /* the training cameras' mean centre */
     uint32_t steps, step, sh_max;
     float background[3];                      /* the resolved background (AUTO and evaluation) */
     uint32_t max_w, max_h;

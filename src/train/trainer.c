@@ -42,13 +42,18 @@ static splat_status init_gaussians(splat_trainer *t, splat_scene *scene, splat_e
         return st;
     }
     if (t->ds.n_points > 0) return splat__init_from_points(scene, t->ds.points, t->ds.point_colors, t->ds.n_points, err);
-    return splat__init_random(scene, t->desc.init_points, 1.3, t->desc.seed, err);
+    /* NeRF-synthetic: the original 3DGS's cube; a capture without points: gsplat's, 3 scene
+     * scales around the cameras' centre */
+    if (t->ds.kind == SPLAT_DATASET_NERF_SYNTHETIC)
+        return splat__init_random(scene, t->desc.init_points, NULL, 1.3, t->desc.seed, err);
+    return splat__init_random(scene, t->desc.init_points, t->scene_centre, 3 * t->scene_scale, t->desc.seed, err);
 }
 
-/* Scene scale: 1.1 x the largest distance of a training camera from their mean centre. */
-static double scene_scale(const splat_trainer *t)
+/* Scene scale: 1.1 x the largest distance of a training camera from their mean centre (*mean). */
+static double scene_scale(const splat_trainer *t, double mean[3])
 {
-    double mean[3] = {0, 0, 0}, far = 0;
+    double far = 0;
+    mean[0] = mean[1] = mean[2] = 0;
     for (int pass = 0; pass < 2; pass++)
         for (uint32_t k = 0; k < t->n_train; k++) {
             const splat_camera *c = &t->ds.views[t->train_views[k]].camera;
@@ -100,7 +105,7 @@ splat_status splat__trainer_init(splat_trainer **out, const splat_train_env *env
     }
     if (st == SPLAT_OK) st = split_views(t, err);
     if (st != SPLAT_OK) goto fail;
-    t->scene_scale = scene_scale(t);
+    t->scene_scale = scene_scale(t, t->scene_centre);
     /* the background: AUTO is white where the images carry alpha to composite (NeRF-synthetic) */
     for (int c = 0; c < 3; c++)
         t->background[c] = desc->background == SPLAT_BACKGROUND_AUTO && t->ds.has_alpha ? 1.0f : desc->render.background[c];
