@@ -145,6 +145,64 @@ static void nerf_seeds(void)
     nerf_seed("per_frame", 0, per_frame, "");
 }
 
+/* -------------------------------------------------------------- nerfstudio transforms.json */
+
+static void transforms_seed(const char *name, uint8_t flags, const char *json, const void *ply, size_t ply_n)
+{
+    tbuf b = {0};
+    size_t n = strlen(json);
+    tb_u8(&b, flags);
+    tb_u8(&b, (uint8_t)n);
+    tb_u8(&b, (uint8_t)(n >> 8));
+    tb_bytes(&b, json, n);
+    tb_bytes(&b, ply, ply_n);
+    seed("transforms", name, b.p, b.n);
+    tb_free(&b);
+}
+
+static void transforms_seeds(void)
+{
+    /* as nerfstudio's colmap_to_json writes it: one camera, a lens, applied_transform, points */
+    const char *colmap = "{\"w\": 12, \"h\": 10, \"fl_x\": 11, \"fl_y\": 11.5, \"cx\": 6, \"cy\": 5, \"k1\": -0.05,"
+                         " \"k2\": 0.01, \"p1\": 0.001, \"p2\": -0.001, \"camera_model\": \"OPENCV\", \"frames\": [\n"
+                         " {\"file_path\": \"./r_0.png\", \"transform_matrix\": [[1,0,0,0],[0,1,0,0],[0,0,1,4],[0,0,0,1]],"
+                         " \"colmap_im_id\": 1, \"mask_path\": \"r_1.png\"},\n"
+                         " {\"file_path\": \"./r_1.png\", \"transform_matrix\": [[0,0,1,4],[1,0,0,0],[0,1,0,0],[0,0,0,1]],"
+                         " \"colmap_im_id\": 2, \"mask_path\": \"r_0.png\"}],\n"
+                         " \"applied_transform\": [[1,0,0,0],[0,0,1,0],[0,-1,0,0]], \"ply_file_path\": \"points.ply\"}";
+    const char *ascii = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\n"
+                        "property uint8 red\nproperty uint8 green\nproperty uint8 blue\nend_header\n"
+                        "0.5 1 -2 10 20 30\n-1 0.25 3 255 0 128\n2 2 2 1 2 3\n";
+    transforms_seed("colmap", 1, colmap, ascii, strlen(ascii));
+    transforms_seed("colmap_2", 1 | 2 << 1, colmap, ascii, strlen(ascii));
+    /* per frame (Polycam), a fisheye, split lists, a binary big-endian cloud with normals */
+    const char *polycam = "{\"camera_model\": \"OPENCV_FISHEYE\", \"frames\": [\n"
+                          " {\"file_path\": \"train/r_2.png\", \"fl_x\": 9, \"fl_y\": 9, \"cx\": 4, \"cy\": 4, \"w\": 8,"
+                          " \"h\": 8, \"k1\": 0.02, \"k4\": 0.001, \"transform_matrix\": [[1,0,0,1],[0,1,0,2],[0,0,1,3],[0,0,0,1]]},\n"
+                          " {\"file_path\": \"test/r_3.jpg\", \"fl_x\": 9, \"fl_y\": 9, \"cx\": 4, \"cy\": 4, \"w\": 8,"
+                          " \"h\": 8, \"transform_matrix\": [[0,-1,0,0],[1,0,0,0],[0,0,1,-4],[0,0,0,1]]}],\n"
+                          " \"train_filenames\": [\"train/r_2.png\"], \"test_filenames\": [\"test/r_3.jpg\"],"
+                          " \"ply_file_path\": \"points.ply\"}";
+    tbuf b = {0};
+    const char *head = "ply\nformat binary_big_endian 1.0\nelement vertex 2\nproperty double x\nproperty double y\n"
+                       "property double z\nproperty float nx\nproperty uchar red\nproperty uchar green\nproperty uchar blue\n"
+                       "element face 0\nproperty list uchar int vertex_indices\nend_header\n";
+    tb_bytes(&b, head, strlen(head));
+    for (int i = 0; i < 2; i++) {
+        for (int k = 0; k < 3; k++) {
+            double v = i + 0.5 * k;
+            uint8_t be[8], le[8];
+            memcpy(le, &v, 8);
+            for (int j = 0; j < 8; j++) be[j] = le[7 - j];
+            tb_bytes(&b, be, 8);
+        }
+        tb_bytes(&b, "\0\0\0\0", 4);
+        tb_bytes(&b, "\x10\x20\x30", 3);
+    }
+    transforms_seed("polycam", 0, polycam, b.p, b.n);
+    tb_free(&b);
+}
+
 /* ----------------------------------------------------------------------------- PLY */
 
 static void ply_seeds(void)
@@ -326,6 +384,7 @@ int main(int argc, char **argv)
     fuzz_mkdir(g_out);
     colmap_seeds();
     nerf_seeds();
+    transforms_seeds();
     ply_seeds();
     ckpt_seeds();
     camera_seeds();
