@@ -92,6 +92,15 @@ splat_status splat__view_image_load(const splat_data_view *view, splat_image *ou
  * allocated here (free with splat__free). */
 splat_status splat__view_mask_load(const splat_data_view *view, uint8_t **mask, splat_error *err);
 
+typedef struct splat_dataset splat_dataset;
+/* Views idx[0..n) of `ds` loaded as above into images[v] (and masks[v] when masks is not NULL),
+ * indexed by view, on as many threads as the machine has cores (at most 16): the same pixels
+ * as one after the other, and on failure the error of the first failing view in idx order, with
+ * everything loaded freed. Allocation hooks (splat_set_allocator) are called from those
+ * threads. */
+splat_status splat__views_load(const splat_dataset *ds, const uint32_t *idx, uint32_t n, splat_image *images,
+                               uint8_t **masks, splat_error *err);
+
 typedef enum splat_dataset_kind {
     SPLAT_DATASET_COLMAP = 1,
     SPLAT_DATASET_NERF_SYNTHETIC = 2,

@@ -1,4 +1,8 @@
 /* io: what the COLMAP and NeRF-synthetic loaders share about a view. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
 #include "io/io_util.h"
 
 splat_status splat__view_size(const splat_data_view *view, uint32_t *w0, uint32_t *h0, uint32_t *w, uint32_t *h,
@@ -106,4 +110,62 @@ splat_status splat__view_mask_load(const splat_data_view *view, uint8_t **mask, 
     }
     splat__image_free(&im);
     return SPLAT_OK;
+}
+
+/* ------------------------------------------------------------- many views at once */
+
+typedef struct views_job {
+    const splat_dataset *ds;
+    const uint32_t *idx;
+    uint32_t n;
+    splat_image *images;
+    uint8_t **masks;
+    atomic_uint next;
+    splat_status *status;    /* [n] */
+    splat_error *errs;       /* [n] */
+} views_job;
+
+static void *views_worker(void *arg)
+{
+    views_job *j = arg;
+    for (;;) {
+        uint32_t k = atomic_fetch_add(&j->next, 1);
+        if (k >= j->n) return NULL;
+        uint32_t v = j->idx[k];
+        j->status[k] = splat__view_image_load(&j->ds->views[v], &j->images[v], &j->errs[k]);
+        if (j->status[k] == SPLAT_OK && j->masks)
+            j->status[k] = splat__view_mask_load(&j->ds->views[v], &j->masks[v], &j->errs[k]);
+    }
+}
+
+splat_status splat__views_load(const splat_dataset *ds, const uint32_t *idx, uint32_t n, splat_image *images,
+                               uint8_t **masks, splat_error *err)
+{
+    views_job j = {.ds = ds, .idx = idx, .n = n, .images = images, .masks = masks};
+    atomic_init(&j.next, 0);
+    j.status = splat__calloc(n ? n : 1, sizeof *j.status);
+    j.errs = splat__calloc(n ? n : 1, sizeof *j.errs);
+    if (!j.status || !j.errs) {
+        splat__free(j.status), splat__free(j.errs);
+        return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "images: out of host memory");
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t n_threads = (uint32_t)SPLAT_MIN(SPLAT_MAX(cores, 1L), 16L);
+    n_threads = SPLAT_MIN(n_threads, SPLAT_MAX(n, 1u));
+    pthread_t threads[16];
+    uint32_t started = 0;
+    for (uint32_t t = 1; t < n_threads; t++) /* the calling thread is one of them */
+        if (pthread_create(&threads[started], NULL, views_worker, &j) == 0) started++;
+    views_worker(&j);
+    for (uint32_t t = 0; t < started; t++) pthread_join(threads[t], NULL);
+    splat_status st = SPLAT_OK;
+    for (uint32_t k = 0; k < n && st == SPLAT_OK; k++)
+        if (j.status[k] != SPLAT_OK) st = splat__fail(err, j.status[k], "%s", j.errs[k].msg);
+    if (st != SPLAT_OK)
+        for (uint32_t k = 0; k < n; k++) {
+            splat__image_free(&images[idx[k]]);
+            if (masks) splat__free(masks[idx[k]]), masks[idx[k]] = NULL;
+        }
+    splat__free(j.status), splat__free(j.errs);
+    return st;
 }

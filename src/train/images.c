@@ -49,13 +49,10 @@ splat_status splat__images_init(splat_gpu *g, splat_image_store *s, const splat_
         s->masked |= ds->views[v].mask_path != NULL;
         count_mask(NULL, ds->views[v].camera.width, ds->views[v].camera.height, &s->n_pixels[v], &s->n_centres[v]);
     }
-    splat_status st = SPLAT_OK;
+    splat_status st = splat__views_load(ds, train_views, n_train, s->host, s->masked ? s->host_mask : NULL, err);
     for (uint32_t k = 0; k < n_train && st == SPLAT_OK; k++) {
         uint32_t v = train_views[k];
-        st = splat__images_load(ds, v, &s->host[v], err);
-        if (st == SPLAT_OK && s->masked) st = splat__view_mask_load(&ds->views[v], &s->host_mask[v], err);
-        if (st == SPLAT_OK && s->masked)
-            count_mask(s->host_mask[v], s->host[v].width, s->host[v].height, &s->n_pixels[v], &s->n_centres[v]);
+        if (s->masked) count_mask(s->host_mask[v], s->host[v].width, s->host[v].height, &s->n_pixels[v], &s->n_centres[v]);
         total += (uint64_t)s->host[v].width * s->host[v].height * 4;
     }
     /* Resident when the store fits one binding and leaves most of the device to the Gaussians;
