@@ -37,8 +37,12 @@ fresh; printf '1 PINHOLE 32 24 1e300 30 16 12\n' >"$w/s/sparse/0/cameras.txt"
 row "COLMAP fx = 1e300 (finite as a double, not as a float)" "$bin" train s -o o --steps 5 -q
 fresh; printf '1 PINHOLE 32 24 0.00001 30 16 12\n' >"$w/s/sparse/0/cameras.txt"
 row "COLMAP focal length 1e-5 pixels" "$bin" train s -o o --steps 5 -q
-fresh; printf '1 OPENCV 32 24 30 30 16 12 0.1 0 0 0\n' >"$w/s/sparse/0/cameras.txt"
-row "COLMAP OPENCV camera (distortion)" "$bin" train s -o o --steps 5 -q
+fresh; printf '1 FOV 32 24 30 30 16 12 0.1\n' >"$w/s/sparse/0/cameras.txt"
+row "COLMAP FOV camera (a model splatc does not undistort)" "$bin" train s -o o --steps 5 -q
+fresh; mkdir "$w/s/masks"; cp "$w/s/images/view_000.png" "$w/s/masks/"
+row "masks/ without a mask for every image" "$bin" train s -o o --steps 5 -q
+fresh; printf '{"camera_model": "EQUIRECTANGULAR", "fl_x": 30, "frames": [{"file_path": "images/view_000.png", "transform_matrix": [[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}]}' >"$w/s/transforms.json"; rm -r "$w/s/sparse"
+row "transforms.json with an equirectangular camera" "$bin" train s -o o --steps 5 -q
 fresh; sed -i 's/ view_003.png/ ..\/view_003.png/' "$w/s/sparse/0/images.txt"
 row "COLMAP image name ../view_003.png" "$bin" train s -o o --steps 5 -q
 fresh; rm "$w/s/images/view_005.png"

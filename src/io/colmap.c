@@ -520,6 +520,9 @@ static splat_status find_mask(const char *masks, splat_data_view *v, splat_error
         }
         splat__free(path);
     }
+    if (strcmp(stem, v->name) == 0) /* a .png image: its stem form is its own name */
+        return splat__fail(err, SPLAT_ERR_IO, "%s: no mask for image \"%s\" (looked for \"%s\" and \"%s\")", masks,
+                           v->name, names[0], names[1]);
     return splat__fail(err, SPLAT_ERR_IO, "%s: no mask for image \"%s\" (looked for \"%s\", \"%s\" and \"%s\")", masks,
                        v->name, names[0], names[1], names[2]);
 }
