@@ -43,6 +43,7 @@ splat_status splat_read_cameras(const char *path, splat_camera **cams, uint32_t 
 
 splat_status splat_read_cameras_named(const char *path, splat_camera **cams, char ***names, uint32_t *n, splat_error *err)
 {
+    SPLAT_ASSERT(names);
     *names = NULL;
     char **each = NULL;
     splat_status st = splat__cameras_read(path, cams, &each, n, err);
