@@ -348,8 +348,8 @@ static bool plys_whole(const char *dir, char (*seen)[64], int *n_seen, int max_s
         for (int k = 0; k < *n_seen && !again && !known; k++) known = strcmp(seen[k], e->d_name) == 0;
         if (known) continue;
         ok = ply_loads(cat(dir, e->d_name));
-        if (!ok) snprintf(bad, size, "%s", e->d_name);
-        else if (!again && *n_seen < max_seen) snprintf(seen[(*n_seen)++], 64, "%s", e->d_name);
+        if (!ok) snprintf(bad, size, "%.63s", e->d_name);
+        else if (!again && *n_seen < max_seen) memcpy(seen[(*n_seen)++], e->d_name, n + 1); /* n < 64 */
     }
     closedir(d);
     return ok;
