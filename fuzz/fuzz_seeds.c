@@ -280,6 +280,9 @@ static void camera_seeds(void)
     const char *path = fuzz_path("cams.json");
     ok(splat__cameras_write(path, cams, names, 2, &err), &err);
     seed_file("cameras", "splatc", path);
+    /* the 3DGS form as splatc train writes it (cameras.json with cx, cy and t) */
+    ok(splat__cameras_write_3dgs(path, cams, names, 2, &err), &err);
+    seed_file("cameras", "3dgs_splatc", path);
     /* the original 3DGS form: camera-to-world rows and the position */
     const char *gs = "[{\"id\": 0, \"img_name\": \"x\", \"width\": 64, \"height\": 48, \"position\": [0, 0, -3], "
                      "\"rotation\": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], \"fy\": 70.5, \"fx\": 70.5},\n"

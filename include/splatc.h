@@ -247,8 +247,16 @@ typedef struct splat_trainer splat_trainer;
  * the GPU, or are streamed from host memory when they do not fit). */
 SPLAT_API splat_status splat_trainer_init(splat_trainer **trainer, splat_ctx *ctx, const splat_train_desc *desc,
                                  splat_error *err);
-/* Runs training steps until `until_step` (0, or past the end: the end of the run). */
+/* Runs training steps until `until_step` (0, or past the end: the end of the run), or until
+ * splat_trainer_interrupt: then it returns SPLAT_OK early, at the step splat_trainer_step gives. */
 SPLAT_API splat_status splat_trainer_run(splat_trainer *t, uint32_t until_step, splat_error *err);
+/* Asks splat_trainer_run to return at the next step boundary: the iterations already submitted (at
+ * most three) finish, and the trainer is as after a run that ended there (save it, evaluate it, or
+ * run on: the results are the same bits as a run that was never interrupted). It only sets a flag
+ * the loop reads before each step, so it may be called from any thread or from a signal handler,
+ * while `t` is alive. A call while no run is running makes the next one return before its first
+ * step; one call interrupts one run. */
+SPLAT_API void splat_trainer_interrupt(splat_trainer *t);
 /* Steps done so far, and the steps of the whole run. */
 SPLAT_API uint32_t splat_trainer_step(const splat_trainer *t);
 SPLAT_API uint32_t splat_trainer_steps(const splat_trainer *t);
@@ -273,8 +281,21 @@ typedef struct splat_eval_result {
     double seconds;
 } splat_eval_result;
 
+/* A view of the dataset as training sees it. */
+typedef struct splat_view_info {
+    const char *name;                /* the image's path below the image folder ("DSC_0001.JPG"), the trainer's */
+    splat_camera camera;             /* the pinhole camera training renders it with: at the size of the image
+                                        training loads (images_factor), undistorted */
+    bool is_test;                    /* held out for evaluation */
+} splat_view_info;
+
+/* The dataset's views in its order (COLMAP: sorted by name; NeRF-synthetic: train, then test):
+ * views [max]. Returns how many there are, which may exceed max. Names live as long as `t`. */
+SPLAT_API uint32_t splat_trainer_views(const splat_trainer *t, splat_view_info *views, uint32_t max);
+
 /* Renders every test view (every training view when there are none), computes PSNR and SSIM,
- * and when render_dir is not NULL writes each render as a PNG there. */
+ * and when render_dir is not NULL writes each render as a PNG there, named after its image
+ * (its name less the extension, '/' made '_': "DSC_0001.png"). */
 SPLAT_API splat_status splat_trainer_eval(splat_trainer *t, const char *render_dir, splat_eval_result *res, splat_error *err);
 /* The current Gaussians (a copy the caller frees with splat_scene_free). */
 SPLAT_API splat_status splat_trainer_scene(splat_trainer *t, splat_scene *scene, splat_error *err);
@@ -300,6 +321,18 @@ SPLAT_API splat_status splat_write_png(const char *path, const float *rgb, const
                              splat_error *err);
 /* Reads cameras (splatc's cameras.json or the original 3DGS one): *cams [n] freed with splat_free. */
 SPLAT_API splat_status splat_read_cameras(const char *path, splat_camera **cams, uint32_t *n, splat_error *err);
+/* The same, with each camera's name as the file gives it ("img_name" of the 3DGS form, "name" of
+ * splatc's; "" where it has none): *names [n], one allocation freed with splat_free. */
+SPLAT_API splat_status splat_read_cameras_named(const char *path, splat_camera **cams, char ***names, uint32_t *n,
+                                                splat_error *err);
+/* Writes cameras [n] in the form of the original 3DGS code's cameras.json, a list of {id (0..n-1),
+ * img_name (names[i], or "" when names is NULL), width, height, position (the camera's centre),
+ * rotation (camera-to-world, by rows), fx, fy}, adding "cx", "cy" (the principal point, which the
+ * form puts at the centre) and "t" (the world-to-camera translation, which the position gives only
+ * to rounding). splat_read_cameras reads back the same cameras bit for bit; 3DGS tools read it.
+ * Atomic. */
+SPLAT_API splat_status splat_write_cameras(const char *path, const splat_camera *cams, const char *const *names,
+                                           uint32_t n, splat_error *err);
 
 /* ------------------------------------------------------------------ demo */
 

@@ -3,6 +3,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "io_fixtures.h"
 
 static uint32_t rnd(uint32_t n) { return (uint32_t)(splat__rng_u64(splat_test_rng()) % n); }
@@ -441,6 +443,110 @@ SPLAT_TEST(io_cameras_3dgs_form)
     }
     splat__free(names);
     splat__free(cams);
+}
+
+/* The 3DGS form as splat__cameras_write_3dgs writes it (what `splatc train` leaves as
+ * OUT/cameras.json): it reads back bit for bit, including cameras that look straight at the origin
+ * (translation components of ~1e-8 that the position alone loses), and it is the 3DGS form to a
+ * reader that knows only that form: the rotation is camera-to-world by rows and the position is
+ * the camera's centre. A "t" that an edit of the position left behind is refused. */
+SPLAT_TEST(io_cameras_3dgs_write)
+{
+    uint32_t n = 1 + rnd(12);
+    splat_camera cams[12];
+    char name_buf[12][32];
+    const char *names[12];
+    for (uint32_t i = 0; i < n; i++) {
+        random_camera(&cams[i]);
+        if (i % 2) {
+            /* a camera at distance d looking at the origin: t = R c is (0, 0, d) up to float rounding */
+            double c[3], d = t_uniform(1, 10), f[3];
+            for (int k = 0; k < 3; k++) f[k] = cams[i].R[6 + k];
+            for (int k = 0; k < 3; k++) c[k] = -d * f[k];
+            for (int a = 0; a < 3; a++)
+                cams[i].t[a] = (float)-(cams[i].R[a * 3] * c[0] + cams[i].R[a * 3 + 1] * c[1] + cams[i].R[a * 3 + 2] * c[2]);
+        }
+        snprintf(name_buf[i], sizeof name_buf[i], i % 3 == 0 ? "dir/q\"uote%u" : "view_%u", i);
+        names[i] = name_buf[i];
+    }
+    const char *path = t_path("3dgs_written.json");
+    splat_error err = {0};
+    T_OK(splat__cameras_write_3dgs(path, cams, names, n, &err), &err);
+    splat_camera *back;
+    char **back_names;
+    uint32_t m;
+    T_OK(splat__cameras_read(path, &back, &back_names, &m, &err), &err);
+    T_REQUIRE(m == n);
+    for (uint32_t i = 0; i < n; i++) {
+        T_CHECK(memcmp(&back[i], &cams[i], sizeof cams[i]) == 0, "camera %u differs: t %.9g %.9g %.9g, was %.9g %.9g %.9g", i,
+                back[i].t[0], back[i].t[1], back[i].t[2], cams[i].t[0], cams[i].t[1], cams[i].t[2]);
+        T_CHECK(strcmp(back_names[i], names[i]) == 0, "name %u: %s", i, back_names[i]);
+        splat__free(back_names[i]);
+    }
+    splat__free(back_names);
+    splat__free(back);
+
+    /* what a 3DGS reader sees: keys of the form, ids in order, rotation = R^T, position = -R^T t */
+    size_t len;
+    char *text = (char *)t_read(path, &len);
+    T_REQUIRE(text);
+    char *z = realloc(text, len + 1);
+    T_REQUIRE(z);
+    z[len] = '\0';
+    cJSON *root = cJSON_Parse(z);
+    T_REQUIRE(cJSON_IsArray(root) && (uint32_t)cJSON_GetArraySize(root) == n);
+    for (uint32_t i = 0; i < n; i++) {
+        const cJSON *o = cJSON_GetArrayItem(root, (int)i), *rot = cJSON_GetObjectItem(o, "rotation"),
+                    *pos = cJSON_GetObjectItem(o, "position");
+        const splat_camera *c = &cams[i];
+        T_CHECK(cJSON_GetObjectItem(o, "id")->valuedouble == i && cJSON_GetObjectItem(o, "width")->valuedouble == c->width &&
+                cJSON_GetObjectItem(o, "height")->valuedouble == c->height &&
+                (float)cJSON_GetObjectItem(o, "fx")->valuedouble == c->fx &&
+                (float)cJSON_GetObjectItem(o, "fy")->valuedouble == c->fy &&
+                strcmp(cJSON_GetObjectItem(o, "img_name")->valuestring, names[i]) == 0, "camera %u", i);
+        T_REQUIRE(cJSON_GetArraySize(rot) == 3 && cJSON_GetArraySize(pos) == 3);
+        for (int a = 0; a < 3; a++) {
+            const cJSON *row = cJSON_GetArrayItem(rot, a);
+            T_REQUIRE(cJSON_GetArraySize(row) == 3);
+            double centre = 0;
+            for (int b = 0; b < 3; b++) {
+                T_CHECK((float)cJSON_GetArrayItem(row, b)->valuedouble == c->R[b * 3 + a]);
+                centre -= (double)c->R[b * 3 + a] * c->t[b];
+            }
+            T_CHECK(fabs(cJSON_GetArrayItem(pos, a)->valuedouble - centre) < 1e-5 * (1 + fabs(centre)),
+                    "camera %u: position %g, centre %g", i, cJSON_GetArrayItem(pos, a)->valuedouble, centre);
+        }
+    }
+
+    /* without splatc's keys the form still reads (principal point at the centre, t from the position) */
+    cJSON *o0 = cJSON_GetArrayItem(root, 0);
+    cJSON_DeleteItemFromObject(o0, "cx");
+    cJSON_DeleteItemFromObject(o0, "cy");
+    cJSON_DeleteItemFromObject(o0, "t");
+    char *plain = cJSON_Print(root);
+    T_REQUIRE(plain && t_write(path, plain, strlen(plain)));
+    cJSON_free(plain);
+    T_OK(splat__cameras_read(path, &back, NULL, &m, &err), &err);
+    T_CHECK(back[0].cx == 0.5f * cams[0].width && back[0].cy == 0.5f * cams[0].height);
+    for (int a = 0; a < 3; a++) T_CHECK(fabsf(back[0].t[a] - cams[0].t[a]) < 1e-5f * (1 + fabsf(cams[0].t[a])));
+    splat__free(back);
+
+    /* a position edited with "t" left as it was */
+    cJSON *o1 = cJSON_GetArrayItem(root, (int)n - 1), *p1 = cJSON_GetArrayItem(cJSON_GetObjectItem(o1, "position"), rnd(3));
+    cJSON_SetNumberValue(p1, p1->valuedouble + 0.5);
+    if (!cJSON_HasObjectItem(o1, "t")) cJSON_AddItemToObject(o1, "t", cJSON_CreateFloatArray(cams[n - 1].t, 3));
+    plain = cJSON_Print(root);
+    T_REQUIRE(plain && t_write(path, plain, strlen(plain)));
+    cJSON_free(plain);
+    err = (splat_error){0};
+    T_CHECK(splat__cameras_read(path, &back, NULL, &m, &err) == SPLAT_ERR_FORMAT && t_has(err.msg, path) &&
+            t_has(err.msg, "\"t\" does not match \"position\""), "%s", err.msg);
+    cJSON_Delete(root);
+    free(z);
+
+    /* the writer refuses what it cannot write, and keeps the old file */
+    cams[rnd(n)].R[rnd(9)] = INFINITY;
+    T_CHECK(splat__cameras_write_3dgs(path, cams, names, n, &err) == SPLAT_ERR_NONFINITE && t_has(err.msg, path));
 }
 
 SPLAT_TEST(io_cameras_bad_input)

@@ -41,6 +41,44 @@ splat_status splat_read_cameras(const char *path, splat_camera **cams, uint32_t 
     return st;
 }
 
+splat_status splat_read_cameras_named(const char *path, splat_camera **cams, char ***names, uint32_t *n, splat_error *err)
+{
+    SPLAT_ASSERT(names);
+    *names = NULL;
+    char **each = NULL;
+    splat_status st = splat__cameras_read(path, cams, &each, n, err);
+    if (st != SPLAT_OK) return st;
+    /* one block: the pointers, then the strings */
+    size_t bytes = (size_t)*n * sizeof(char *);
+    for (uint32_t k = 0; k < *n; k++) bytes += strlen(each[k]) + 1;
+    char **block = splat__malloc(bytes);
+    if (block) {
+        char *text = (char *)(block + *n);
+        for (uint32_t k = 0; k < *n; k++) {
+            size_t len = strlen(each[k]) + 1;
+            memcpy(text, each[k], len);
+            block[k] = text;
+            text += len;
+        }
+    }
+    for (uint32_t k = 0; k < *n; k++) splat__free(each[k]);
+    splat__free(each);
+    if (!block) {
+        splat__free(*cams);
+        *cams = NULL;
+        *n = 0;
+        return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
+    }
+    *names = block;
+    return SPLAT_OK;
+}
+
+splat_status splat_write_cameras(const char *path, const splat_camera *cams, const char *const *names, uint32_t n,
+                                 splat_error *err)
+{
+    return splat__cameras_write_3dgs(path, cams, names, n, err);
+}
+
 splat_status splat_scene_load_ply(const char *path, splat_scene *scene, splat_error *err)
 {
     return splat__ply_read(path, scene, err);

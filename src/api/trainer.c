@@ -19,6 +19,8 @@ splat_status splat_trainer_run(splat_trainer *t, uint32_t until_step, splat_erro
     return splat__train_run(t, until_step, err);
 }
 
+void splat_trainer_interrupt(splat_trainer *t) { splat__train_interrupt(t); }
+
 uint32_t splat_trainer_step(const splat_trainer *t) { return t->step; }
 
 uint32_t splat_trainer_steps(const splat_trainer *t) { return t->steps; }
@@ -31,6 +33,15 @@ uint32_t splat_trainer_profile(const splat_trainer *t, splat_stage_time *stages,
 uint32_t splat_trainer_diagnostics(splat_trainer *t, char *msg, size_t size)
 {
     return splat__trainer_diagnostics(t, msg, size);
+}
+
+uint32_t splat_trainer_views(const splat_trainer *t, splat_view_info *views, uint32_t max)
+{
+    for (uint32_t v = 0; v < t->ds.n_views && v < max; v++) {
+        const splat_data_view *d = &t->ds.views[v];
+        views[v] = (splat_view_info){.name = d->name, .camera = d->camera, .is_test = d->is_test};
+    }
+    return t->ds.n_views;
 }
 
 splat_status splat_trainer_eval(splat_trainer *t, const char *render_dir, splat_eval_result *res, splat_error *err)

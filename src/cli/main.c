@@ -1,23 +1,39 @@
 /* splatc: the command-line tool. Uses the public API (include/splatc.h) only. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
-#include "splatc.h"
+#include "cli.h"
 
 #define VERSION "0.1.0"
 
 static int fail(const splat_error *err)
 {
     fprintf(stderr, "splatc: %s\n", err->msg[0] ? err->msg : splat_status_str(err->status));
+    return 1;
+}
+
+static int errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A message of the tool's own ("splatc: ..."), and the exit status of a failure. */
+static int errorf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "splatc: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
     return 1;
 }
 
@@ -245,26 +261,153 @@ static bool write_metrics(const char *path, const splat_eval_result *ev, const s
     return ok;
 }
 
+/* --log FILE: a JSON object a line, appended with one write(2) each, so that a plot can follow a
+ * run and a killed run leaves whole lines (docs/TRAIN.md, "Stopping, saving and logging a run"). */
+typedef struct train_log {
+    int fd;                  /* -1: no log */
+    const char *path;
+    splat_ctx *ctx;
+    double start;
+    uint32_t last_step;      /* lines go in increasing steps */
+    bool wrote, failed;
+} train_log;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* A line for progress `p` (NULL: no iteration retired in this run), with the evaluation `ev` when
+ * there was one. */
+static void log_line(train_log *lg, uint32_t step, const splat_train_progress *p, const splat_eval_result *ev)
+{
+    if (lg->fd < 0 || lg->failed || (lg->wrote && step <= lg->last_step)) return;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "step", step);
+    if (p) {
+        cJSON_AddNumberToObject(j, "loss", p->loss);
+        cJSON_AddNumberToObject(j, "train_psnr", p->psnr);
+        cJSON_AddNumberToObject(j, "gaussians", p->n_gaussians);
+        cJSON_AddNumberToObject(j, "it_per_sec", p->iters_per_sec);
+    }
+    if (ev) {
+        cJSON_AddNumberToObject(j, "eval_views", ev->n_views);
+        cJSON_AddNumberToObject(j, "psnr", ev->psnr);
+        cJSON_AddNumberToObject(j, "psnr_full", ev->psnr_full);
+        cJSON_AddNumberToObject(j, "ssim", ev->ssim);
+        cJSON_AddNumberToObject(j, "l1", ev->l1);
+    }
+    uint64_t in_use, peak;
+    splat_ctx_memory(lg->ctx, &in_use, &peak);
+    cJSON_AddNumberToObject(j, "gpu_memory_bytes", (double)in_use);
+    cJSON_AddNumberToObject(j, "peak_gpu_memory_bytes", (double)peak);
+    cJSON_AddNumberToObject(j, "seconds", now_seconds() - lg->start);
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    size_t n = text ? strlen(text) : 0;
+    char *line = text ? realloc(text, n + 2) : NULL;
+    if (line) {
+        line[n] = '\n', line[n + 1] = '\0';
+        lg->failed = write(lg->fd, line, n + 1) != (ssize_t)(n + 1);
+    } else {
+        free(text);
+        lg->failed = true;
+    }
+    free(line);
+    if (lg->failed) fprintf(stderr, "\nsplatc: warning: %s: cannot append to the log (%s); no more lines\n", lg->path, strerror(errno));
+    lg->wrote = true;
+    lg->last_step = step;
+}
+
+typedef struct train_ui {
+    bool quiet;
+    train_log log;
+} train_ui;
+
 static splat_train_progress g_last;
 static void remember(void *user, const splat_train_progress *p)
 {
     g_last = *p;
-    if (user) progress_bar(user, p);
+    train_ui *ui = user;
+    if (!ui->quiet) progress_bar(NULL, p);
+    /* the last step's line waits for the evaluation */
+    if (p->step < p->steps) log_line(&ui->log, p->step, p, NULL);
+}
+
+/* The scene as OUT/<ply> and, with `ckpt`, a checkpoint as OUT/checkpoint.ckpt. */
+static splat_status save_state(splat_trainer *t, const char *out, const char *ply, bool ckpt, splat_error *err)
+{
+    char path[1100];
+    splat_scene scene = {0};
+    splat_status st = splat_trainer_scene(t, &scene, err);
+    if (st == SPLAT_OK) {
+        snprintf(path, sizeof path, "%s/%s", out, ply);
+        st = splat_scene_save_ply(path, &scene, err);
+    }
+    splat_scene_free(&scene);
+    if (st == SPLAT_OK && ckpt) {
+        snprintf(path, sizeof path, "%s/checkpoint.ckpt", out);
+        st = splat_trainer_save(t, path, err);
+    }
+    return st;
+}
+
+/* OUT/cameras.json: every view's camera as training renders it, in the original 3DGS form (with
+ * splatc's principal point and exact translation), named as its image less the extension, so that
+ * `splatc render OUT/point_cloud.ply --cameras OUT/cameras.json` renders the training views. */
+static splat_status write_cameras_json(splat_trainer *t, const char *out, splat_error *err)
+{
+    uint32_t n = splat_trainer_views(t, NULL, 0);
+    splat_view_info *views = calloc(n ? n : 1, sizeof *views);
+    splat_camera *cams = calloc(n ? n : 1, sizeof *cams);
+    char **names = calloc(n ? n : 1, sizeof *names);
+    splat_status st = views && cams && names ? SPLAT_OK : SPLAT_ERR_OUT_OF_HOST_MEMORY;
+    if (st == SPLAT_OK) splat_trainer_views(t, views, n);
+    for (uint32_t k = 0; k < n && st == SPLAT_OK; k++) {
+        cams[k] = views[k].camera;
+        names[k] = strdup(views[k].name);
+        if (!names[k]) st = SPLAT_ERR_OUT_OF_HOST_MEMORY;
+        else if (strrchr(names[k], '.') && strrchr(names[k], '.') > names[k]) *strrchr(names[k], '.') = '\0';
+    }
+    char path[1100];
+    snprintf(path, sizeof path, "%s/cameras.json", out);
+    if (st == SPLAT_OK) st = splat_write_cameras(path, cams, (const char *const *)names, n, err);
+    else snprintf(err->msg, sizeof err->msg, "out of host memory for cameras.json"), err->status = st;
+    for (uint32_t k = 0; names && k < n; k++) free(names[k]);
+    free(names);
+    free(cams);
+    free(views);
+    return st;
+}
+
+/* The next step at which the loop has something to do: a checkpoint, a --save-every PLY, the end. */
+static uint32_t next_stop(uint32_t step, uint32_t steps, uint32_t ckpt_every, uint32_t save_every)
+{
+    uint32_t until = steps;
+    if (ckpt_every && (step / ckpt_every + 1) * (uint64_t)ckpt_every < until) until = (step / ckpt_every + 1) * ckpt_every;
+    if (save_every && (step / save_every + 1) * (uint64_t)save_every < until) until = (step / save_every + 1) * save_every;
+    return until;
 }
 
 static int cmd_train(int argc, char **argv)
 {
     common_opts o = {0};
     splat_train_desc desc = {.seed = 42};
-    const char *out = NULL, *resume = NULL;
-    uint32_t ckpt_every = 0;
+    const char *out = NULL, *resume = NULL, *log_path = NULL;
+    uint32_t ckpt_every = 0, save_every = 0;
     bool renders = true;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf("usage: splatc train DATA -o OUT [options]\n\n"
                    "Trains Gaussians on a COLMAP or NeRF-synthetic scene and writes OUT/point_cloud.ply,\n"
-                   "OUT/metrics.json (PSNR/SSIM on held-out views) and OUT/renders/*.png.\n\n"
+                   "OUT/metrics.json (PSNR/SSIM on held-out views), OUT/renders/*.png (named after the images)\n"
+                   "and OUT/cameras.json (every view's camera, the original 3DGS form: splatc render takes it).\n"
+                   "Ctrl-C (or SIGTERM) stops after the current iteration and writes OUT/point_cloud.ply and\n"
+                   "OUT/checkpoint.ckpt (exit 130, or 143); again, it quits at once. SIGUSR1 writes them and\n"
+                   "goes on.\n\n"
                    "  -o, --output DIR    output folder (created)\n"
                    "  --steps N           training steps (default 30000)\n"
                    "  --eval              hold out every 8th image of a COLMAP scene for evaluation\n"
@@ -279,7 +422,10 @@ static int cmd_train(int argc, char **argv)
                    "  --init-points N     random initial points when the scene has none (default 100000)\n"
                    "  --init-ply FILE     start from these Gaussians\n"
                    "  --checkpoint-every N  write OUT/checkpoint.ckpt every N steps (and at the end)\n"
+                   "  --save-every N      write OUT/point_cloud_<step>.ply every N steps\n"
                    "  --resume FILE       continue from a checkpoint\n"
+                   "  --log FILE          append a JSON line of step, loss, Gaussians, it/s, GPU memory at every\n"
+                   "                      progress report (4 a second), and the held-out PSNR at the end\n"
                    "  --no-renders        do not write test-view renders\n"
                    "  --profile           print the GPU time of each stage per iteration\n%s",
                    k_common_help);
@@ -312,7 +458,10 @@ static int cmd_train(int argc, char **argv)
         } else if (strcmp(a, "--init-ply") == 0 && v) desc.init_ply = v;
         else if (strcmp(a, "--checkpoint-every") == 0) {
             if (!parse_u32(v, &ckpt_every)) return usage_error("train", "--checkpoint-every needs a number, got '%s'", v ? v : "");
-        } else if (strcmp(a, "--resume") == 0 && v) resume = v;
+        } else if (strcmp(a, "--save-every") == 0) {
+            if (!parse_u32(v, &save_every)) return usage_error("train", "--save-every needs a number, got '%s'", v ? v : "");
+        } else if (strcmp(a, "--log") == 0 && v) log_path = v;
+        else if (strcmp(a, "--resume") == 0 && v) resume = v;
         else {
             takes_value = false;
             if (strcmp(a, "--eval") == 0) desc.eval = true;
@@ -329,8 +478,21 @@ static int cmd_train(int argc, char **argv)
     if (!out) return usage_error("train", "%sno output folder given (-o OUT)", "");
     out_dir od;
     if (!out_open(&od, out)) return 1;
+    train_ui ui = {.quiet = o.quiet, .log = {.fd = -1, .path = log_path}};
+    if (log_path && (ui.log.fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+        fprintf(stderr, "splatc: %s: cannot open the log for appending: %s\n", log_path, strerror(errno));
+        out_failed(&od);
+        return 1;
+    }
     desc.progress = remember;
-    desc.progress_user = o.quiet ? NULL : (void *)1;
+    desc.progress_user = &ui;
+    /* before the first thread (the driver's): they must not take the signals */
+    static run_control rc;
+    if (!runctl_start(&rc)) {
+        fprintf(stderr, "splatc: cannot set up the signal handling: %s\n", strerror(errno));
+        out_failed(&od);
+        return 1;
+    }
 
     splat_error err = {0};
     splat_ctx *ctx;
@@ -338,39 +500,66 @@ static int cmd_train(int argc, char **argv)
         out_failed(&od);
         return fail(&err);
     }
+    ui.log.ctx = ctx;
     splat_device_info dev;
     splat_ctx_device(ctx, &dev);
     if (!o.quiet) fprintf(stderr, "splatc: training on %s (%s)\n", dev.name, dev.type);
     splat_trainer *t = NULL;
     splat_status st = splat_trainer_init(&t, ctx, &desc, &err);
     if (st == SPLAT_OK && resume) st = splat_trainer_resume(t, resume, &err);
+    if (st == SPLAT_OK) st = write_cameras_json(t, out, &err);
     char path[1024];
-    double start = 0;
-    {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        start = ts.tv_sec + 1e-9 * ts.tv_nsec;
-    }
+    double start = now_seconds();
+    ui.log.start = start;
     uint32_t steps = st == SPLAT_OK ? splat_trainer_steps(t) : 0;
     uint32_t first_step = st == SPLAT_OK ? splat_trainer_step(t) : 0, diag_seen = 0;
+    /* The loop's control points: between runs, each ending at a checkpoint, a --save-every PLY,
+     * the end, or a request of run control (which interrupts the run at a step boundary). */
+    int stop_signal = 0;
+    if (st == SPLAT_OK) runctl_attach(&rc, t);
     while (st == SPLAT_OK && splat_trainer_step(t) < steps) {
-        uint32_t until = ckpt_every ? (splat_trainer_step(t) / ckpt_every + 1) * ckpt_every : steps;
-        st = splat_trainer_run(t, until < steps ? until : steps, &err);
+        uint32_t until = next_stop(splat_trainer_step(t), steps, ckpt_every, save_every);
+        st = splat_trainer_run(t, until, &err);
         char diag[1024];
         uint32_t n_diag = t ? splat_trainer_diagnostics(t, diag, sizeof diag) : 0;
         if (n_diag > diag_seen) fprintf(stderr, "\nsplatc: warning at step %u: %s\n", splat_trainer_step(t), diag);
         diag_seen = n_diag;
-        if (st == SPLAT_OK && ckpt_every) {
+        if (st != SPLAT_OK) break;
+        bool save_now;
+        runctl_take(&rc, &stop_signal, &save_now);
+        if (stop_signal) break;
+        uint32_t step = splat_trainer_step(t);
+        if (step == until && ckpt_every && (step % ckpt_every == 0 || step == steps)) {
             snprintf(path, sizeof path, "%s/checkpoint.ckpt", out);
             st = splat_trainer_save(t, path, &err);
         }
+        if (st == SPLAT_OK && step == until && save_every && step % save_every == 0) {
+            char name[64];
+            snprintf(name, sizeof name, "point_cloud_%u.ply", step);
+            st = save_state(t, out, name, false, &err);
+        }
+        if (st == SPLAT_OK && save_now) {
+            st = save_state(t, out, "point_cloud.ply", true, &err);
+            if (st == SPLAT_OK && !o.quiet) fprintf(stderr, "\nsplatc: saved at step %u\n", step);
+        }
     }
-    double seconds;
-    {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        seconds = ts.tv_sec + 1e-9 * ts.tv_nsec - start;
+    double seconds = now_seconds() - start;
+    if (st == SPLAT_OK && !stop_signal) runctl_take(&rc, &stop_signal, &(bool){false});
+    if (st == SPLAT_OK && stop_signal) {
+        /* Ctrl-C or SIGTERM: keep the work, skip the evaluation. A second signal still quits at once. */
+        st = save_state(t, out, "point_cloud.ply", true, &err);
+        uint32_t step = splat_trainer_step(t);
+        runctl_attach(&rc, NULL);
+        splat_trainer_free(t);
+        splat_ctx_free(ctx);
+        if (ui.log.fd >= 0) close(ui.log.fd);
+        if (st != SPLAT_OK) return fail(&err);
+        printf("stopped at step %u of %u: wrote %s/point_cloud.ply and %s/checkpoint.ckpt\n"
+               "to go on, run the same command with --resume %s/checkpoint.ckpt\n", step, steps, out, out, out);
+        return 128 + stop_signal;
     }
+    /* from here a signal quits at once: the PLY comes next, then the evaluation */
+    runctl_attach(&rc, NULL);
     if (!o.quiet && st == SPLAT_OK) fprintf(stderr, "\n");
     splat_scene scene = {0};
     if (st == SPLAT_OK) st = splat_trainer_scene(t, &scene, &err);
@@ -390,6 +579,7 @@ static int cmd_train(int argc, char **argv)
         splat_ctx_memory(ctx, NULL, &peak);
         snprintf(path, sizeof path, "%s/metrics.json", out);
         if (!write_metrics(path, &ev, &g_last, steps - first_step, scene.count, seconds, peak, dev.name, &err)) st = SPLAT_ERR_IO;
+        log_line(&ui.log, steps, g_last.steps ? &g_last : NULL, &ev);
         char mem[32], masked_note[64] = "";
         bytes_text(peak, mem, sizeof mem);
         if (ev.psnr_full != ev.psnr) snprintf(masked_note, sizeof masked_note, " (masks; every pixel: PSNR %.2f)", ev.psnr_full);
@@ -413,6 +603,7 @@ static int cmd_train(int argc, char **argv)
     splat_scene_free(&scene);
     splat_trainer_free(t);
     splat_ctx_free(ctx);
+    if (ui.log.fd >= 0) close(ui.log.fd);
     if (st != SPLAT_OK) {
         if (!o.quiet) fprintf(stderr, "\n");
         out_failed(&od);
@@ -456,18 +647,81 @@ static bool parse_camera(const char *s, splat_camera *c)
     return true;
 }
 
+/* Names a render after its camera's image: '/' made '_', an image extension dropped. False when a
+ * name cannot be a file name (empty, too long) or two are the same: the renders are numbered then. */
+static bool render_names(char **names, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        char *s = names[k];
+        for (char *c = s; *c; c++)
+            if (*c == '/' || *c == '\\') *c = '_';
+        size_t len = strlen(s);
+        const char *exts[] = {".png", ".jpg", ".jpeg"};
+        for (size_t e = 0; e < sizeof exts / sizeof *exts; e++) {
+            size_t le = strlen(exts[e]);
+            if (len > le && strcasecmp(s + len - le, exts[e]) == 0) {
+                s[len - le] = '\0';
+                break;
+            }
+        }
+        if (!*s || strlen(s) > 200) return false;
+        for (uint32_t j = 0; j < k; j++)
+            if (strcmp(names[j], s) == 0) return false;
+    }
+    return true;
+}
+
+/* Whether "W" "x" "H" parses, each 1..16384. */
+static bool parse_size(const char *s, uint32_t *w, uint32_t *h)
+{
+    char a[32];
+    const char *x = s ? strchr(s, 'x') : NULL;
+    if (!x || (size_t)(x - s) >= sizeof a) return false;
+    memcpy(a, s, (size_t)(x - s));
+    a[x - s] = '\0';
+    return parse_u32(a, w) && parse_u32(x + 1, h) && *w >= 1 && *h >= 1 && *w <= 16384 && *h <= 16384;
+}
+
+static bool parse_vec3(const char *s, double v[3])
+{
+    if (!s) return false;
+    char *end;
+    for (int c = 0; c < 3; c++) {
+        errno = 0;
+        v[c] = strtod(s, &end);
+        if (end == s || errno || !isfinite(v[c]) || *end != (c < 2 ? ',' : '\0')) return false;
+        s = end + 1;
+    }
+    return v[0] != 0 || v[1] != 0 || v[2] != 0;
+}
+
 static int cmd_render(int argc, char **argv)
 {
     common_opts o = {0};
-    const char *ply = NULL, *cams_path = NULL, *out = NULL;
+    const char *ply = NULL, *cams_path = NULL, *path_file = NULL, *out = NULL;
     splat_camera one;
-    bool have_one = false;
+    bool have_one = false, no_video = false;
+    uint32_t orbit = 0, fps = 30;
+    orbit_desc od_orbit = {0};
     splat_render_desc rd = {0};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: splatc render SCENE.ply (--cameras cameras.json | --camera W,H,fx,fy,cx,cy,qw,qx,qy,qz,tx,ty,tz) -o DIR\n\n"
-                   "Renders PNG images (DIR/render_NNNN.png). cameras.json: splatc's own or the original 3DGS one.\n\n"
+            printf("usage: splatc render SCENE.ply (--cameras FILE | --camera W,H,fx,fy,cx,cy,qw,qx,qy,qz,tx,ty,tz |\n"
+                   "                                --orbit N [--cameras FILE] | --path FILE) -o DIR\n\n"
+                   "Renders PNG images. FILE: a cameras.json, splatc's own form or the original 3DGS one (which\n"
+                   "splatc train writes to OUT/cameras.json). --cameras: DIR/NAME.png after each camera's image\n"
+                   "(DIR/render_NNNN.png when the names are missing or repeat); --camera: DIR/render_0000.png.\n"
+                   "A flythrough: DIR/frame_NNNN.png, the frames' cameras as DIR/path.json, and DIR/video.mp4\n"
+                   "when ffmpeg is on the PATH.\n\n"
+                   "  --orbit N           N frames on a circle around the scene, looking at its centre: the\n"
+                   "                      circle of the --cameras (where they look, their mean up, height and\n"
+                   "                      distance), else one from the scene's bounds (README.md, Flythroughs)\n"
+                   "  --path FILE         one frame per camera of FILE, in order (all of one size)\n"
+                   "  --size WxH          frame size of a flythrough (default: the first camera's; 800x600)\n"
+                   "  --up X,Y,Z          the scene's up for --orbit (default: the cameras' mean up; +z)\n"
+                   "  --fps N             frames a second of the video (default 30)\n"
+                   "  --no-video          frames only\n"
                    "  --sh-degree D       active SH degree (default: all the scene has)\n"
                    "  --background R,G,B  background colour in [0,1] (default 0,0,0)\n"
                    "  --max-gaussians-per-tile N\n"
@@ -480,11 +734,25 @@ static int cmd_render(int argc, char **argv)
         if (r) continue;
         if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && v) out = v, i++;
         else if (strcmp(a, "--cameras") == 0 && v) cams_path = v, i++;
+        else if (strcmp(a, "--path") == 0 && v) path_file = v, i++;
         else if (strcmp(a, "--camera") == 0 && v) {
             if (!parse_camera(v, &one))
                 return usage_error("render", "--camera expects W,H,fx,fy,cx,cy,qw,qx,qy,qz,tx,ty,tz (W and H whole, 1..16384; "
                                    "fx, fy positive; all finite; a nonzero quaternion), got '%s'", v);
             have_one = true;
+            i++;
+        } else if (strcmp(a, "--orbit") == 0) {
+            if (!parse_u32(v, &orbit) || orbit == 0 || orbit > 100000) return usage_error("render", "--orbit takes 1..100000 frames, got '%s'", v ? v : "");
+            i++;
+        } else if (strcmp(a, "--size") == 0) {
+            if (!parse_size(v, &od_orbit.width, &od_orbit.height)) return usage_error("render", "--size expects WxH, each 1..16384, got '%s'", v ? v : "");
+            i++;
+        } else if (strcmp(a, "--up") == 0) {
+            if (!parse_vec3(v, od_orbit.up)) return usage_error("render", "--up expects X,Y,Z, finite and not all 0, got '%s'", v ? v : "");
+            od_orbit.have_up = true;
+            i++;
+        } else if (strcmp(a, "--fps") == 0) {
+            if (!parse_u32(v, &fps) || fps == 0 || fps > 1000) return usage_error("render", "--fps takes 1..1000, got '%s'", v ? v : "");
             i++;
         } else if (strcmp(a, "--sh-degree") == 0) {
             uint32_t d;
@@ -498,42 +766,88 @@ static int cmd_render(int argc, char **argv)
             if (!parse_rgb(v, rd.background)) return usage_error("render", "--background expects R,G,B in [0,1], got '%s'", v);
             i++;
         } else if (strcmp(a, "--sh-half") == 0) rd.sh_half = true;
+        else if (strcmp(a, "--no-video") == 0) no_video = true;
         else if (a[0] != '-' && !ply) ply = a;
         else return usage_error("render", "unknown or incomplete option '%s'", a);
     }
     if (!ply) return usage_error("render", "%sno scene given", "");
     if (!out) return usage_error("render", "%sno output folder given (-o DIR)", "");
-    if (!cams_path && !have_one) return usage_error("render", "%sgive --cameras or --camera", "");
+    bool frames = orbit || path_file;
+    if ((int)have_one + (int)(cams_path && !orbit) + (int)(orbit > 0) + (int)(path_file != NULL) != 1)
+        return usage_error("render", "%sgive one of --cameras, --camera, --orbit N (with --cameras or without) and --path", "");
+    if (!frames && (od_orbit.width || od_orbit.have_up || no_video))
+        return usage_error("render", "%s--size, --up and --no-video are for --orbit and --path", "");
+    if (path_file && od_orbit.have_up) return usage_error("render", "%s--up is for --orbit", "");
     splat_error err = {0};
     splat_scene scene = {0};
     if (splat_scene_load_ply(ply, &scene, &err) != SPLAT_OK) return fail(&err);
     if (scene.count == 0) fprintf(stderr, "splatc: warning: %s has no Gaussians: every render is the background\n", ply);
-    splat_camera *cams = &one;
-    uint32_t n = 1;
-    if (cams_path && splat_read_cameras(cams_path, &cams, &n, &err) != SPLAT_OK) {
-        splat_scene_free(&scene);
-        return fail(&err);
-    }
+    splat_camera *cams = &one, *given = NULL;
+    char **names = NULL;
+    uint32_t n = 1, n_given = 0;
+    const char *source = path_file ? path_file : cams_path;
     int rc = 0;
+    if (source && splat_read_cameras_named(source, &given, &names, &n_given, &err) != SPLAT_OK) rc = fail(&err);
+    if (rc == 0 && orbit) {
+        char msg[256];
+        od_orbit.frames = n = orbit;
+        cams = calloc(orbit, sizeof *cams);
+        if (!cams) rc = fail(&(splat_error){SPLAT_ERR_OUT_OF_HOST_MEMORY, "out of host memory"});
+        else if (!orbit_cameras(&scene, given, n_given, &od_orbit, cams, msg, sizeof msg))
+            rc = errorf("--orbit%s%s: %s", cams_path ? " around " : "", cams_path ? cams_path : "", msg);
+    } else if (rc == 0 && source) {
+        cams = given, n = n_given;
+        for (uint32_t k = 1; path_file && k < n && rc == 0; k++)
+            if (cams[k].width != cams[0].width || cams[k].height != cams[0].height)
+                rc = errorf("%s: camera %u is %ux%u, camera 0 %ux%u: a path's frames share one size", path_file, k,
+                            cams[k].width, cams[k].height, cams[0].width, cams[0].height);
+        /* a path at another size: the same fields of view */
+        for (uint32_t k = 0; path_file && od_orbit.width && k < n && rc == 0; k++) {
+            double sx = (double)od_orbit.width / cams[k].width, sy = (double)od_orbit.height / cams[k].height;
+            cams[k].fx = (float)(cams[k].fx * sx), cams[k].cx = (float)(cams[k].cx * sx);
+            cams[k].fy = (float)(cams[k].fy * sy), cams[k].cy = (float)(cams[k].cy * sy);
+            cams[k].width = od_orbit.width, cams[k].height = od_orbit.height;
+        }
+    }
+    bool named = rc == 0 && !frames && cams_path && render_names(names, n);
+    bool video = rc == 0 && frames && !no_video && ffmpeg_on_path();
+    if (rc == 0 && frames && !no_video && !video)
+        fprintf(stderr, "splatc: ffmpeg is not on the PATH: the frames only, no video\n");
     splat_ctx *ctx = NULL;
-    out_dir od;
-    if (!out_open(&od, out)) rc = 1;
-    else if (splat_ctx_init(&ctx, &o.ctx, &err) != SPLAT_OK) rc = fail(&err);
+    out_dir od = {0};
+    if (rc == 0 && !out_open(&od, out)) rc = 1;
+    else if (rc == 0 && splat_ctx_init(&ctx, &o.ctx, &err) != SPLAT_OK) rc = fail(&err);
     for (uint32_t k = 0; k < n && rc == 0; k++) {
         float *img = NULL;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/render_%04u.png", out, k);
+        char path[1300];
+        if (frames) snprintf(path, sizeof path, "%s/frame_%04u.png", out, k);
+        else if (named) snprintf(path, sizeof path, "%s/%s.png", out, names[k]);
+        else snprintf(path, sizeof path, "%s/render_%04u.png", out, k);
         if (splat_render(ctx, &scene, &cams[k], 1, &rd, &img, &err) != SPLAT_OK) {
-            if (cams_path) fprintf(stderr, "splatc: %s, camera %u: %s\n", cams_path, k, err.msg);
+            if (source && !orbit) fprintf(stderr, "splatc: %s, camera %u: %s\n", source, k, err.msg);
+            else if (orbit) fprintf(stderr, "splatc: --orbit, frame %u: %s\n", k, err.msg);
             else fprintf(stderr, "splatc: --camera: %s\n", err.msg);
             rc = 1;
         } else if (splat_write_png(path, img, NULL, cams[k].width, cams[k].height, &err) != SPLAT_OK)
             rc = fail(&err);
-        else if (!o.quiet) printf("wrote %s\n", path);
+        else if (!o.quiet && !frames) printf("wrote %s\n", path);
+        else if (!o.quiet && k + 1 == n) printf("wrote %u frames: %s/frame_NNNN.png\n", n, out);
         splat_free(img);
     }
+    if (rc == 0 && frames) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/path.json", out);
+        if (splat_write_cameras(path, cams, NULL, n, &err) != SPLAT_OK) rc = fail(&err);
+    }
+    if (rc == 0 && video) {
+        char msg[1300];
+        if (!video_encode(out, n, fps, msg, sizeof msg)) rc = errorf("%s", msg);
+        else if (!o.quiet) printf("wrote %s/video.mp4\n", out);
+    }
     splat_ctx_free(ctx);
-    if (cams != &one) splat_free(cams);
+    if (cams != &one && cams != given) free(cams);
+    splat_free(given);
+    splat_free(names);
     splat_scene_free(&scene);
     if (rc != 0 && od.path) out_failed(&od);
     return rc;

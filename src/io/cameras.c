@@ -1,5 +1,6 @@
 /* io: camera lists for `splatc render`, in the original 3DGS cameras.json form (camera-to-world
- * rotation and position) or splatc's own form (world-to-camera R and t, full intrinsics). */
+ * rotation and position; splatc adds the principal point) or splatc's own form (world-to-camera R
+ * and t, full intrinsics). */
 #include "io/io_util.h"
 
 #include <cjson/cJSON.h>
@@ -95,8 +96,26 @@ static splat_status read_camera(const char *path, uint32_t i, const cJSON *obj, 
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++) R[a * 3 + b] = rot[b * 3 + a];
         for (int a = 0; a < 3; a++) t[a] = -(R[a * 3] * pos[0] + R[a * 3 + 1] * pos[1] + R[a * 3 + 2] * pos[2]);
+        /* What splatc adds to the form (its readers ignore unknown keys): the principal point,
+         * else the centre; and the translation, which the position gives only to rounding (a
+         * component that is tiny next to the camera's distance, as when it looks straight at the
+         * origin, is lost). It must agree with the position, so that an edit of one is not
+         * silently overruled by the other. */
         cx = 0.5 * cam->width;
         cy = 0.5 * cam->height;
+        if (cJSON_HasObjectItem(obj, "cx") && (st = get_number(path, i, obj, "cx", &cx, err)) != SPLAT_OK) return st;
+        if (cJSON_HasObjectItem(obj, "cy") && (st = get_number(path, i, obj, "cy", &cy, err)) != SPLAT_OK) return st;
+        if (cJSON_HasObjectItem(obj, "t")) {
+            double given[3];
+            if ((st = get_numbers(path, i, obj, "t", given, 3, err)) != SPLAT_OK) return st;
+            double scale = 1 + sqrt(pos[0] * pos[0] + pos[1] * pos[1] + pos[2] * pos[2]);
+            for (int a = 0; a < 3; a++) {
+                if (!(fabs(given[a] - t[a]) <= 1e-5 * scale))
+                    return splat__fail(err, SPLAT_ERR_FORMAT, "%s: camera %u: \"t\" does not match \"position\" (was one "
+                                       "of them edited? remove \"t\" to use the position)", path, i);
+                t[a] = given[a];
+            }
+        }
         name_key = "img_name";
     } else if (cJSON_HasObjectItem(obj, "R")) {
         if ((st = get_number(path, i, obj, "cx", &cx, err)) != SPLAT_OK) return st;
@@ -221,10 +240,8 @@ static void put_string(text *t, const char *s)
     put(t, "\"");
 }
 
-splat_status splat__cameras_write(const char *path, const splat_camera *cams, const char *const *names, uint32_t n,
-                                 splat_error *err)
+static splat_status check_finite(const char *path, const splat_camera *cams, uint32_t n, splat_error *err)
 {
-    SPLAT_ASSERT(path && (cams || n == 0));
     for (uint32_t i = 0; i < n; i++) {
         const splat_camera *c = &cams[i];
         bool finite = isfinite(c->fx) && isfinite(c->fy) && isfinite(c->cx) && isfinite(c->cy);
@@ -233,6 +250,33 @@ splat_status splat__cameras_write(const char *path, const splat_camera *cams, co
         if (!finite)
             return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: camera %u has a non-finite value; nothing written", path, i);
     }
+    return SPLAT_OK;
+}
+
+static splat_status write_text(const char *path, text *t, splat_error *err)
+{
+    splat_status st;
+    if (t->oom) {
+        st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
+    } else {
+        splat_atomic_file f;
+        st = splat__atomic_open(&f, path, err);
+        if (st == SPLAT_OK) {
+            st = splat__atomic_write(&f, t->p, t->len, err);
+            if (st == SPLAT_OK) st = splat__atomic_commit(&f, err);
+            else splat__atomic_abort(&f);
+        }
+    }
+    splat__free(t->p);
+    return st;
+}
+
+splat_status splat__cameras_write(const char *path, const splat_camera *cams, const char *const *names, uint32_t n,
+                                 splat_error *err)
+{
+    SPLAT_ASSERT(path && (cams || n == 0));
+    splat_status st = check_finite(path, cams, n, err);
+    if (st != SPLAT_OK) return st;
     /* %.9g prints every float so that it reads back to the same float. */
     text t = {0};
     put(&t, "[\n");
@@ -246,18 +290,51 @@ splat_status splat__cameras_write(const char *path, const splat_camera *cams, co
         put(&t, "], \"t\": [%.9g, %.9g, %.9g]}%s\n", c->t[0], c->t[1], c->t[2], i + 1 < n ? "," : "");
     }
     put(&t, "]\n");
-    splat_status st;
-    if (t.oom) {
-        st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
-    } else {
-        splat_atomic_file f;
-        st = splat__atomic_open(&f, path, err);
-        if (st == SPLAT_OK) {
-            st = splat__atomic_write(&f, t.p, t.len, err);
-            if (st == SPLAT_OK) st = splat__atomic_commit(&f, err);
-            else splat__atomic_abort(&f);
+    return write_text(path, &t, err);
+}
+
+/* The inverse of a 3x3 matrix [3,3] by its adjugate, in double. */
+static bool invert3(const double m[9], double inv[9])
+{
+    double c[9] = {m[4] * m[8] - m[5] * m[7], m[2] * m[7] - m[1] * m[8], m[1] * m[5] - m[2] * m[4],
+                   m[5] * m[6] - m[3] * m[8], m[0] * m[8] - m[2] * m[6], m[2] * m[3] - m[0] * m[5],
+                   m[3] * m[7] - m[4] * m[6], m[1] * m[6] - m[0] * m[7], m[0] * m[4] - m[1] * m[3]};
+    double det = m[0] * c[0] + m[1] * c[3] + m[2] * c[6];
+    if (!(fabs(det) > 1e-12)) return false;
+    for (int k = 0; k < 9; k++) inv[k] = c[k] / det;
+    return true;
+}
+
+splat_status splat__cameras_write_3dgs(const char *path, const splat_camera *cams, const char *const *names, uint32_t n,
+                                      splat_error *err)
+{
+    SPLAT_ASSERT(path && (cams || n == 0));
+    splat_status st = check_finite(path, cams, n, err);
+    if (st != SPLAT_OK) return st;
+    text t = {0};
+    put(&t, "[\n");
+    for (uint32_t i = 0; i < n; i++) {
+        const splat_camera *c = &cams[i];
+        /* The position solves R p = -t with R's inverse (a float R is orthonormal only to about
+         * 1e-7), so that -R p gives t back to double rounding; t itself is written too (the reader
+         * takes it). The rotation's rows are R's columns, floats printed to read back exactly. */
+        double R[9], Ri[9], p[3];
+        for (int k = 0; k < 9; k++) R[k] = c->R[k];
+        if (!invert3(R, Ri)) {
+            splat__free(t.p);
+            return splat__fail(err, SPLAT_ERR_INVALID_ARG, "%s: camera %u: the rotation is singular; nothing written", path,
+                               i);
         }
+        for (int a = 0; a < 3; a++) p[a] = -(Ri[a * 3] * c->t[0] + Ri[a * 3 + 1] * c->t[1] + Ri[a * 3 + 2] * c->t[2]);
+        put(&t, "  {\"id\": %u, \"img_name\": ", i);
+        put_string(&t, names && names[i] ? names[i] : "");
+        put(&t, ", \"width\": %u, \"height\": %u, \"position\": [%.17g, %.17g, %.17g],\n   \"rotation\": [", c->width,
+            c->height, p[0], p[1], p[2]);
+        for (int a = 0; a < 3; a++)
+            put(&t, "%s[%.9g, %.9g, %.9g]", a ? ", " : "", c->R[a], c->R[3 + a], c->R[6 + a]);
+        put(&t, "], \"fy\": %.9g, \"fx\": %.9g,\n   \"cx\": %.9g, \"cy\": %.9g, \"t\": [%.9g, %.9g, %.9g]}%s\n", c->fy, c->fx,
+            c->cx, c->cy, c->t[0], c->t[1], c->t[2], i + 1 < n ? "," : "");
     }
-    splat__free(t.p);
-    return st;
+    put(&t, "]\n");
+    return write_text(path, &t, err);
 }

@@ -163,8 +163,10 @@ splat_status splat__ply_read(const char *path, splat_scene *scene, splat_error *
 /* ------------------------------------------------------------------------ cameras */
 
 /* Reads cameras for `splatc render`: the cameras.json of the original 3DGS code (a list of
- * {id, img_name, width, height, position, rotation (camera-to-world), fx, fy}) and splatc's own
- * form (a list of {name, width, height, fx, fy, cx, cy, R (world-to-camera, 9), t (3)}).
+ * {id, img_name, width, height, position, rotation (camera-to-world), fx, fy}, the principal point
+ * at the centre; optional "cx", "cy" and "t", as splat__cameras_write_3dgs writes, override it and
+ * the translation from the position, which "t" must match to 1e-5 of the camera's distance) and
+ * splatc's own form (a list of {name, width, height, fx, fy, cx, cy, R (world-to-camera, 9), t (3)}).
  * names: [n] (may be NULL), freed by the caller with splat__free on each and the array. */
 splat_status splat__cameras_read(const char *path, splat_camera **cams, char ***names, uint32_t *n,
                                 splat_error *err);
@@ -172,6 +174,13 @@ splat_status splat__cameras_read(const char *path, splat_camera **cams, char ***
  * value is SPLAT_ERR_NONFINITE. */
 splat_status splat__cameras_write(const char *path, const splat_camera *cams, const char *const *names,
                                  uint32_t n, splat_error *err);
+/* Writes the 3DGS form (ids 0..n-1 in order, names as img_name) with three keys of splatc's: "cx"
+ * and "cy" (the principal point, which the form puts at the centre) and "t" (the world-to-camera
+ * translation, which "position" gives only to rounding). splat__cameras_read gives back the same
+ * cameras bit for bit. Atomic; a non-finite value is SPLAT_ERR_NONFINITE, a singular rotation
+ * SPLAT_ERR_INVALID_ARG. */
+splat_status splat__cameras_write_3dgs(const char *path, const splat_camera *cams, const char *const *names,
+                                      uint32_t n, splat_error *err);
 
 /* -------------------------------------------------------------------- checkpoints */
 

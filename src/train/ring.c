@@ -222,14 +222,29 @@ static splat_status run_strategy(splat_trainer *t, uint32_t s, splat_error *err)
     return st;
 }
 
+void splat__train_interrupt(splat_trainer *t) { atomic_store(&t->interrupt, 1u); }
+
+/* Whether an interrupt was asked for since the last one was taken. A plain load every step (no
+ * wait, no read of the GPU's memory); the exchange only once it is set. */
+static bool take_interrupt(splat_trainer *t)
+{
+    return atomic_load_explicit(&t->interrupt, memory_order_relaxed) && atomic_exchange(&t->interrupt, 0u);
+}
+
 splat_status splat__train_run(splat_trainer *t, uint32_t until_step, splat_error *err)
 {
     if (until_step > t->steps || until_step == 0) until_step = t->steps;
     t->run_start = splat__now();
     if (!t->timing) t->first_step = t->step, t->timing = true;
-    bool rewound;
+    bool rewound, interrupted = false;
     for (;;) {
-        while (t->step < until_step) {
+        /* An interrupt ends the run at a step boundary: the iterations in flight finish (settle
+         * below), and a rewind they cause is not run again. */
+        while (!interrupted && t->step < until_step) {
+            if (take_interrupt(t)) {
+                interrupted = true;
+                break;
+            }
             uint32_t slot = t->step % SPLAT_TRAIN_RING;
             uint32_t gated = UINT32_MAX;
             splat_status st = retire(t, slot, &gated, err);

@@ -28,6 +28,8 @@
 #ifndef SPLAT_TRAIN_H
 #define SPLAT_TRAIN_H
 
+#include <stdatomic.h>
+
 #include "io/io.h"
 #include "render/render.h"
 #include "train_types.h"
@@ -188,6 +190,7 @@ struct splat_trainer {
     uint32_t first_step;                      /* where this trainer's first run started */
     double run_start, time_in_runs;           /* the running run's start; seconds of the runs before it */
     double t_last_progress;
+    atomic_uint interrupt;                    /* splat_trainer_interrupt: the loop returns at the next step */
 };
 
 /* trainer.c */
@@ -236,7 +239,10 @@ splat_status splat__train_rerecord(splat_trainer *t, splat_error *err);
 splat_status splat__train_regrown(splat_trainer *t, splat_error *err);
 /* Waits for every iteration in flight and processes its report, then for all other submitted work. */
 splat_status splat__train_drain(splat_trainer *t, splat_error *err);
+/* Runs to `until_step`, or to the first step boundary after splat__train_interrupt. */
 splat_status splat__train_run(splat_trainer *t, uint32_t until_step, splat_error *err);
+/* Async-signal-safe and thread-safe: sets the flag the loop reads before each step. */
+void splat__train_interrupt(splat_trainer *t);
 
 /* eval.c */
 splat_status splat__train_eval(splat_trainer *t, const char *render_dir, splat_eval_result *res, splat_error *err);
