@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what splatc needs to build and run on Debian/Ubuntu (only what is missing). --test adds
 # what the suite needs besides: the real tools it checks against (COLMAP, for
-# io_distortion_vs_colmap), clang with libFuzzer's runtime for the fuzz build (fuzz/) and numpy for
-# the Python module's tests (python_*, run with Debian's /usr/bin/python3).
+# io_distortion_vs_colmap), clang with libFuzzer's runtime for the fuzz build (fuzz/), numpy for the
+# Python module's tests (python_*, run with Debian's /usr/bin/python3) and dpkg-dev for
+# dpkg-shlibdeps, which `cpack -G DEB` runs (install_deb).
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config glslc libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
       libpng-dev libjpeg-dev libcjson-dev zlib1g-dev)
 test_tools=0
-[ "${1:-}" = "--test" ] && test_tools=1 && pkgs+=(colmap clang python3-numpy)
+[ "${1:-}" = "--test" ] && test_tools=1 && pkgs+=(colmap clang python3-numpy dpkg-dev)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 updated=0
