@@ -39,6 +39,12 @@ extern "C" {
 #define SPLAT_API
 #endif
 
+/* ------------------------------------------------------------------- version */
+
+/* The library's version, "MAJOR.MINOR.PATCH" (the CMake project's; the pkg-config file and the
+ * CMake package carry the same). */
+SPLAT_API const char *splat_version(void);
+
 /* ---------------------------------------------------------------- status and errors */
 
 typedef enum splat_status {

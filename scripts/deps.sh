@@ -2,12 +2,14 @@
 # Installs what splatc needs to build and run on Debian/Ubuntu (only what is missing). --test adds
 # what the suite needs besides: the real tools it checks against (COLMAP, for
 # io_distortion_vs_colmap; ffmpeg, for cli_orbit_video's video: on bookworm 77 packages, 50 MiB
-# to download, 146 MiB installed) and clang with libFuzzer's runtime for the fuzz build (fuzz/).
+# to download, 146 MiB installed), clang with libFuzzer's runtime for the fuzz build (fuzz/), numpy
+# for the Python module's tests (python_*, run with Debian's /usr/bin/python3) and dpkg-dev for
+# dpkg-shlibdeps, which `cpack -G DEB` runs (install_deb).
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config glslc libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
       libpng-dev libjpeg-dev libcjson-dev zlib1g-dev)
 test_tools=0
-[ "${1:-}" = "--test" ] && test_tools=1 && pkgs+=(colmap ffmpeg clang)
+[ "${1:-}" = "--test" ] && test_tools=1 && pkgs+=(colmap ffmpeg clang python3-numpy dpkg-dev)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 updated=0

@@ -1,6 +1,8 @@
 /* The public entry points of the core layer: status names, allocation hooks, host scenes. */
 #include "core/core.h"
 
+const char *splat_version(void) { return SPLAT_VERSION; }
+
 const char *splat_status_str(splat_status status) { return splat__status_str(status); }
 
 void splat_set_allocator(const splat_allocator *allocator) { splat__set_allocator(allocator); }

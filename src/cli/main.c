@@ -16,8 +16,6 @@
 
 #include "cli.h"
 
-#define VERSION "0.1.0"
-
 static int fail(const splat_error *err)
 {
     fprintf(stderr, "splatc: %s\n", err->msg[0] ? err->msg : splat_status_str(err->status));
@@ -173,7 +171,7 @@ static int cmd_info(int argc, char **argv)
     splat_device_info devs[16];
     uint32_t n = 0;
     if (splat_devices(devs, 16, &n, &err) != SPLAT_OK) return fail(&err);
-    printf("splatc %s\n", VERSION);
+    printf("splatc %s\n", splat_version());
     for (uint32_t k = 0; k < n && k < 16; k++)
         printf("device %u: %s (%s, %s), subgroup %u, %.1f GiB, max storage binding %.0f MiB%s%s\n", devs[k].index, devs[k].name,
                devs[k].type, devs[k].driver, devs[k].subgroup_size, devs[k].memory_bytes / 1073741824.0,
@@ -966,7 +964,7 @@ static void usage(FILE *f)
                "  eval SCENE.ply DATA     PSNR/SSIM of a trained scene on held-out views\n"
                "  demo DIR                write the bundled demo scene\n"
                "  info                    list devices and self-check\n",
-            VERSION);
+            splat_version());
 }
 
 /* "--option=value" is "--option value" (the getopt_long form users type): split once, here, so
@@ -997,7 +995,7 @@ static int dispatch(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "--version") == 0) {
-        printf("splatc %s\n", VERSION);
+        printf("splatc %s\n", splat_version());
         return 0;
     }
     if (strcmp(cmd, "info") == 0) return cmd_info(argc, argv);

@@ -112,8 +112,9 @@ static splat_status note_profile(splat_trainer *t, uint32_t slot, splat_error *e
 }
 
 /* Retires the iteration in `slot`. *gated_step is set (to its step) when it found the update
- * gate closed: an overflow to recover from. Non-finite parameters end the run. */
-static splat_status retire(splat_trainer *t, uint32_t slot, uint32_t *gated_step, splat_error *err)
+ * gate closed: an overflow to recover from; *needed grows to the intersections it needed. Non-finite
+ * parameters end the run. */
+static splat_status retire(splat_trainer *t, uint32_t slot, uint32_t *gated_step, uint32_t *needed, splat_error *err)
 {
     splat_ring *ring = &t->ring;
     if (!ring->inflight[slot]) return SPLAT_OK;
@@ -124,6 +125,7 @@ static splat_status retire(splat_trainer *t, uint32_t slot, uint32_t *gated_step
     if (rep->counters.nonfinite) return splat__model_nonfinite(t, rep->step, err);
     if (rep->gate) {
         if (rep->step < *gated_step) *gated_step = rep->step;
+        *needed = SPLAT_MAX(*needed, rep->counters.n_isect);
         return SPLAT_OK;
     }
     note_progress(t, rep);
@@ -133,20 +135,22 @@ static splat_status retire(splat_trainer *t, uint32_t slot, uint32_t *gated_step
 }
 
 /* Retires every iteration in flight, oldest first. If any found the gate closed (earlier than
- * `gated`, which a caller may already know of), grows to what the gated iterations needed,
- * rewinds to the first gated step (nothing was updated from it on) and sets *rewound. */
-static splat_status settle(splat_trainer *t, uint32_t gated, bool *rewound, splat_error *err)
+ * `gated`, which a caller may already know of, with the intersections it needed), grows to what
+ * the gated iterations needed, rewinds to the first gated step (nothing was updated from it on)
+ * and sets *rewound. */
+static splat_status settle(splat_trainer *t, uint32_t gated, uint32_t needed, bool *rewound, splat_error *err)
 {
     *rewound = false;
+    /* Only the reports of iterations retired here count: a slot that has not run since the trainer
+     * was made holds whatever its fresh host-visible memory held (junk that once asked for
+     * 3.2e9 intersections, after a resume under ASan, whose malloc fills lavapipe's memory). */
     for (uint32_t i = 0; i < SPLAT_TRAIN_RING; i++) {
         uint32_t k = (t->step + i) % SPLAT_TRAIN_RING;
-        splat_status st = retire(t, k, &gated, err);
+        splat_status st = retire(t, k, &gated, &needed, err);
         if (st != SPLAT_OK) return st;
     }
     if (gated == UINT32_MAX) return SPLAT_OK;
     *rewound = true;
-    uint32_t needed = 0;
-    for (uint32_t k = 0; k < SPLAT_TRAIN_RING; k++) needed = SPLAT_MAX(needed, report_of(t, k)->counters.n_isect);
     splat_status st = splat__render_bufs_grow_isect(t->env.gpu, t->env.renderer, &t->rb, needed, err);
     if (st == SPLAT_OK) st = splat__train_regrown(t, err);
     t->step = gated;
@@ -157,7 +161,7 @@ splat_status splat__train_drain(splat_trainer *t, splat_error *err)
 {
     /* Outside the loop (evaluation, checkpoints): finish whatever a rewind re-queues too. */
     bool rewound;
-    splat_status st = settle(t, UINT32_MAX, &rewound, err);
+    splat_status st = settle(t, UINT32_MAX, 0, &rewound, err);
     if (st == SPLAT_OK && rewound) return splat__fail(err, SPLAT_ERR_DEVICE, "training: drained in the middle of a step");
     /* Work outside the ring (an opacity reset is only committed) may still be running, and on
      * unified-memory devices the callers read the parameters in place, with no copy ordered
@@ -246,11 +250,11 @@ splat_status splat__train_run(splat_trainer *t, uint32_t until_step, splat_error
                 break;
             }
             uint32_t slot = t->step % SPLAT_TRAIN_RING;
-            uint32_t gated = UINT32_MAX;
-            splat_status st = retire(t, slot, &gated, err);
+            uint32_t gated = UINT32_MAX, needed = 0;
+            splat_status st = retire(t, slot, &gated, &needed, err);
             if (st == SPLAT_OK && gated != UINT32_MAX) {
                 /* an overflow: recover and re-run from the first skipped step */
-                st = settle(t, gated, &rewound, err);
+                st = settle(t, gated, needed, &rewound, err);
                 if (st != SPLAT_OK) return st;
                 continue;
             }
@@ -258,7 +262,7 @@ splat_status splat__train_run(splat_trainer *t, uint32_t until_step, splat_error
             if (st != SPLAT_OK) return st;
             uint32_t s = t->step++;
             if (t->strategy->due(&t->desc, s)) {
-                st = settle(t, UINT32_MAX, &rewound, err);
+                st = settle(t, UINT32_MAX, 0, &rewound, err);
                 if (st != SPLAT_OK) return st;
                 if (rewound) continue; /* step s comes again, and the strategy with it */
                 st = run_strategy(t, s, err);
@@ -266,7 +270,7 @@ splat_status splat__train_run(splat_trainer *t, uint32_t until_step, splat_error
             }
             maybe_progress(t, until_step, false);
         }
-        splat_status st = settle(t, UINT32_MAX, &rewound, err);
+        splat_status st = settle(t, UINT32_MAX, 0, &rewound, err);
         if (st != SPLAT_OK) return st;
         if (!rewound) break;
     }
