@@ -97,7 +97,7 @@ SPLAT_TEST(io_ply_round_trip)
         tb_free(&want);
         free(bytes);
 
-        T_OK(splat__ply_read(path, &back, &err), &err);
+        T_OK(splat__ply_read(path, &back, NULL, &err), &err);
         T_REQUIRE(back.count == n && back.sh_degree == degree, "count %u degree %u", back.count, back.sh_degree);
         for (uint32_t i = 0; i < n; i++) {
             for (int k = 0; k < 3; k++) {
@@ -162,7 +162,7 @@ SPLAT_TEST(io_ply_foreign_layouts)
         const char *path = t_path("foreign%d.ply", trial);
         write_foreign_ply(path, &s, ascii, trial < 4);
         splat_error err = {0};
-        T_OK(splat__ply_read(path, &back, &err), &err);
+        T_OK(splat__ply_read(path, &back, NULL, &err), &err);
         T_REQUIRE(back.count == s.count && back.sh_degree == s.sh_degree);
         char names[64][24];
         int np = expected_names(s.sh_degree, names);
@@ -183,7 +183,7 @@ static void expect_ply_fail(const char *path, splat_status want, const char *wha
 {
     splat_error err = {0};
     splat_scene s;
-    splat_status st = splat__ply_read(path, &s, &err);
+    splat_status st = splat__ply_read(path, &s, NULL, &err);
     if (st != want || !t_has(err.msg, path) || !t_has(err.msg, what))
         splat_test_fail(__FILE__, line, "expected failure", "got %s: \"%s\"; wanted %s naming %s and \"%s\"",
                         splat_status_str(st), err.msg, splat_status_str(want), path, what);
@@ -263,7 +263,7 @@ SPLAT_TEST(io_ply_bad_input)
                      "property float rot_1\nproperty float rot_2\nproperty float rot_3\nend_header\n"
                      "1 2 3 4 5 6 0.5 7 8 9 1 0 0 0\n1 2 3 4 5 6 0.5 7 8 9 1 0 0 0\n");
     splat_scene ok;
-    T_OK(splat__ply_read(path, &ok, &err), &err); /* the control: this one is fine */
+    T_OK(splat__ply_read(path, &ok, NULL, &err), &err); /* the control: this one is fine */
     T_CHECK(ok.count == 2 && ok.sh_degree == 0 && ok.log_scales[5] == 9.0f);
     splat_scene_free(&ok);
     write_text(path, "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\nproperty float z\n"
@@ -319,7 +319,7 @@ SPLAT_TEST(io_ply_write_is_atomic)
         if (isnan(b.quats[i])) b.quats[i] = 0.5f;
     T_OK(splat__ply_write(path, &b, &err), &err);
     splat_scene back;
-    T_OK(splat__ply_read(path, &back, &err), &err);
+    T_OK(splat__ply_read(path, &back, NULL, &err), &err);
     T_CHECK(back.count == n && same_bits(back.quats[0], 1.0f));
     T_CHECK(t_count_entries(dir) == entries);
     splat_scene_free(&back);
