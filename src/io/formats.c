@@ -59,6 +59,21 @@ splat_status splat__scene_finite(const char *path, const splat_scene *s, uint32_
     return SPLAT_OK;
 }
 
+uint32_t splat__scene_sh_used(const splat_scene *s)
+{
+    uint32_t used = 0;
+    for (uint32_t i = 0; i < s->count && used < s->sh_degree; i++) {
+        const float *sh = s->sh + (size_t)i * SPLAT_SH_COEFFS * 3;
+        for (uint32_t d = s->sh_degree; d > used; d--)
+            for (uint32_t k = d * d * 3; k < (d + 1) * (d + 1) * 3; k++)
+                if (sh[k] != 0.0f) {
+                    used = d;
+                    break;
+                }
+    }
+    return used;
+}
+
 double splat__sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 float splat__logit_clamped(double p)

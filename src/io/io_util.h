@@ -115,6 +115,10 @@ splat_status splat__atomic_write(splat_atomic_file *f, const void *data, size_t 
 /* A lossy writer's check before it writes anything: every value of rows [0, count) the file will
  * hold (SH up to `degree`) finite; SPLAT_ERR_NONFINITE naming `path` and the Gaussian otherwise. */
 splat_status splat__scene_finite(const char *path, const splat_scene *s, uint32_t degree, splat_error *err);
+/* The highest SH degree (up to s->sh_degree) with a nonzero coefficient in rows [0, count): the
+ * lossy writers store no band that is zero throughout (a quantised zero is not always zero: the
+ * compressed PLY's 8 bits read as +-1/64, which cost a briefly trained scene 0.6 dB). */
+uint32_t splat__scene_sh_used(const splat_scene *s);
 double splat__sigmoid(double x);
 /* The logit of an opacity a format stored in [0, 1], clamped to [EPS, 1 - EPS] first: a stored 0
  * or 1 (a byte of 0 or 255) has no finite logit, and scenes hold finite values. */

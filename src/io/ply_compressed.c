@@ -17,7 +17,7 @@
  *     SH rest      8 bits of x/8 + 1/2, read as (n + 0.5)/256 (0 and 255 as 0 and 1): within 3/128
  *                  for x in [-4, 4], clamped outside
  *
- * Reading takes this layout with or without the chunk colour range (without it colours are the
+ * SH bands that are zero throughout are not stored. Reading takes this layout with or without the chunk colour range (without it colours are the
  * 8 bits themselves), in any property order, and checks the element counts against each other and
  * the file's size before allocating; a stored opacity of 0 or 255 reads as the logit of 1e-6 or
  * 1 - 1e-6. */
@@ -93,7 +93,7 @@ static void unpack_rotation(uint32_t v, float *quat)
 splat_status splat__ply_compressed_write(const char *path, const splat_scene *scene, splat_error *err)
 {
     SPLAT_ASSERT(path && scene && scene->sh_degree <= 3 && scene->count <= scene->capacity);
-    const uint32_t n = scene->count, n_chunks = splat__div_up(n, CHUNK), n_rest = k_rest[scene->sh_degree];
+    const uint32_t n = scene->count, n_chunks = splat__div_up(n, CHUNK), n_rest = k_rest[splat__scene_sh_used(scene)];
     const uint32_t per_channel = n_rest / 3;
     splat_status st = splat__scene_finite(path, scene, scene->sh_degree, err);
     if (st != SPLAT_OK) return st;

@@ -1,7 +1,8 @@
 /* io: the codebooks of the palette formats (SOG): a 1-D quantiser (256 values fitted to the data
- * by Lloyd's k-means, started at the quantiles) and a palette of vectors (bisecting k-means: the
+ * by weighted Lloyd's k-means) and a palette of vectors (bisecting k-means: the
  * cluster with the largest squared error is split across its principal axis until there are k).
- * Both are deterministic: the same data gives the same codebook, so a conversion is reproducible. */
+ * Both are deterministic: the same data gives the same codebook, so a conversion is reproducible.
+ * The 1-D values are spread over the occupied range rather than by density (see below). */
 #include "io/quantize.h"
 
 #include <stdlib.h>
@@ -36,10 +37,10 @@ splat_status splat__quantize_1d(const float *values, size_t n, uint32_t k, float
         return SPLAT_OK;
     }
     float *sorted = splat__malloc(n * sizeof *sorted);
-    double *prefix = splat__malloc((n + 1) * sizeof *prefix);
+    double *prefix = splat__malloc((n + 1) * sizeof *prefix), *prefix_w = splat__malloc((n + 1) * sizeof *prefix_w);
     double *c = splat__malloc(k * sizeof *c);
     splat_status st = SPLAT_OK;
-    if (!sorted || !prefix || !c) {
+    if (!sorted || !prefix || !prefix_w || !c) {
         st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "quantiser: out of host memory");
         goto done;
     }
@@ -55,10 +56,28 @@ splat_status splat__quantize_1d(const float *values, size_t n, uint32_t k, float
             if (i == 0 || sorted[i] != sorted[i - 1]) codebook[j++] = sorted[i];
         for (; j < k; j++) codebook[j] = codebook[j - 1];
     } else {
-        prefix[0] = 0;
-        for (size_t i = 0; i < n; i++) prefix[i + 1] = prefix[i] + sorted[i];
-        for (uint32_t j = 0; j < k; j++) c[j] = sorted[SPLAT_MIN((size_t)((2.0 * j + 1) / (2.0 * k) * (double)n), n - 1)];
-        for (int iter = 0; iter < 40; iter++) {
+        /* Lloyd's iterations with each value weighted by the spread of its neighbourhood (the
+         * inverse of the local density): plain k-means puts its values where the data is dense
+         * and leaves the tails (the few huge Gaussians, the saturated colours) far from any value,
+         * and on the demo scene that cost 0.75 dB through the log-scales alone; weighted so, the
+         * values spread evenly over the range the data occupies (gaps left out), and the same
+         * scene loses nothing measurable. */
+        const size_t m = SPLAT_MAX((size_t)1, n / 4096);
+        const double range = (double)sorted[n - 1] - sorted[0];
+        prefix_w[0] = 0, prefix[0] = 0;
+        for (size_t i = 0; i < n; i++) {
+            double spread = (double)sorted[SPLAT_MIN(i + m, n - 1)] - sorted[i >= m ? i - m : 0];
+            double w = spread + 1e-9 * range;
+            prefix_w[i + 1] = prefix_w[i] + w;
+            prefix[i + 1] = prefix[i] + w * sorted[i];
+        }
+        /* start at the weighted quantiles */
+        for (uint32_t j = 0, i = 0; j < k; j++) {
+            double target = (2.0 * j + 1) / (2.0 * k) * prefix_w[n];
+            while (i + 1 < n && prefix_w[i + 1] < target) i++;
+            c[j] = sorted[i];
+        }
+        for (int iter = 0; iter < 60; iter++) {
             bool moved = false;
             size_t start = 0;
             for (uint32_t j = 0; j < k; j++) {
@@ -68,14 +87,14 @@ splat_status splat__quantize_1d(const float *values, size_t n, uint32_t k, float
                     double mid = 0.5 * (c[j] + c[j + 1]);
                     size_t lo = start, hi = n;
                     while (lo < hi) {
-                        size_t m = (lo + hi) / 2;
-                        if (sorted[m] < mid) lo = m + 1;
-                        else hi = m;
+                        size_t q = (lo + hi) / 2;
+                        if (sorted[q] < mid) lo = q + 1;
+                        else hi = q;
                     }
                     end = lo;
                 }
-                if (end > start) {
-                    double mean = (prefix[end] - prefix[start]) / (double)(end - start);
+                if (end > start && prefix_w[end] > prefix_w[start]) {
+                    double mean = (prefix[end] - prefix[start]) / (prefix_w[end] - prefix_w[start]);
                     moved = moved || mean != c[j];
                     c[j] = mean;
                 }
@@ -89,7 +108,7 @@ splat_status splat__quantize_1d(const float *values, size_t n, uint32_t k, float
     if (labels)
         for (size_t i = 0; i < n; i++) labels[i] = (uint8_t)nearest(codebook, k, values[i]);
 done:
-    splat__free(sorted), splat__free(prefix), splat__free(c);
+    splat__free(sorted), splat__free(prefix), splat__free(prefix_w), splat__free(c);
     return st;
 }
 

@@ -4,8 +4,8 @@
 
 #include "io/io_util.h"
 
-/* Fits k (1..256) values to values [n] (1-D k-means from the quantiles; the distinct values
- * themselves when there are at most k) into codebook [k], ascending, and when labels is not NULL
+/* Fits k (1..256) values to values [n] (1-D k-means weighted to spread them over the range the
+ * data occupies; the distinct values themselves when there are at most k) into codebook [k], ascending, and when labels is not NULL
  * gives each value the index of its nearest entry (labels [n]). */
 splat_status splat__quantize_1d(const float *values, size_t n, uint32_t k, float *codebook, uint8_t *labels,
                                 splat_error *err);

@@ -9,8 +9,9 @@
  *                the other three times sqrt 2 in 8 bits each: each component within 1/(255 sqrt 2)
  *                = 0.0028 (about 0.011 rad)
  *     log-scale  scales.webp: the index of the nearest of 256 values fitted to the scene's log-scales
- *                (all three axes; 1-D k-means): within half the gap between the two codebook values
- *                around it (exact when the scene has at most 256 distinct values)
+ *                (all three axes; quantize.c spreads them over the range the values occupy): within
+ *                half the gap between the two codebook values around it, about (hi - lo) / 510 of
+ *                the occupied range (exact when the scene has at most 256 distinct values)
  *     colour     sh0.webp: the same for the degree-0 coefficients (all three channels) ...
  *     opacity    ... and 8 bits of sigmoid(opacity) in alpha: within 0.5/255
  *     SH rest    shN_labels.webp: each Gaussian's entry in a palette of at most 65536 coefficient
@@ -20,7 +21,7 @@
  *                entries found by bisecting k-means, and a Gaussian's coefficients become its
  *                cluster's mean (no per-Gaussian bound; docs/FORMATS.md gives measured errors)
  *
- * The images are written with libwebp's exact mode, so texels with alpha 0 (opacity 0) keep their
+ * SH bands that are zero throughout are not stored. The images are written with libwebp's exact mode, so texels with alpha 0 (opacity 0) keep their
  * colour bytes. Reading checks meta.json's count against the bundle's size and every image's size
  * against the count before decoding it, and every index against its codebook or palette; version
  * 1 files (meta.json without "version") are refused. */
@@ -107,7 +108,7 @@ static void out_free(sog_out *o)
 static splat_status build(const char *path, const splat_scene *s, const uint32_t *order, uint32_t max_palette,
                           sog_out *o, splat_error *err)
 {
-    const uint32_t n = s->count, degree = s->sh_degree, coeffs = k_coeffs[degree];
+    const uint32_t n = s->count, degree = splat__scene_sh_used(s), coeffs = k_coeffs[degree];
     uint32_t w = SPLAT_MAX(4u, (uint32_t)ceil(sqrt((double)n) / 4) * 4);
     uint32_t h = SPLAT_MAX(4u, splat__div_up(splat__div_up(n, w), 4) * 4);
     const size_t texels = (size_t)w * h;
@@ -291,7 +292,7 @@ splat_status splat__sog_write_palette(const char *path, const splat_scene *scene
     st = build(path, scene, order, max_palette, &o, err);
     splat__free(order);
     if (st != SPLAT_OK) return st;
-    int n_files = scene->sh_degree ? N_FILES : SHN_CENTROIDS;
+    int n_files = splat__scene_sh_used(scene) ? N_FILES : SHN_CENTROIDS;
     if (folder) {
         /* the images first, meta.json last: a reader sees the old scene or the whole new one */
         for (int k = 0; k < n_files && st == SPLAT_OK; k++) {

@@ -17,7 +17,7 @@
  *     SH rest    8 bits of 128 x + 128 (splatc keeps all 8; other writers drop low bits): within 1/256
  *                for x in [-1, 127/128], clamped outside
  *
- * Reading refuses SH degree 4 (splatc stops at 3), checks that the decompressed data holds every
+ * SH bands that are zero throughout are not stored. Reading refuses SH degree 4 (splatc stops at 3), checks that the decompressed data holds every
  * array the header's count needs before allocating the scene, and reads a stored opacity of 0 or
  * 255 as the logit of 1e-6 or 1 - 1e-6. Extension records are skipped, named in the warning. */
 #include "io/io_util.h"
@@ -68,7 +68,7 @@ static void z_free(void *opaque, void *p)
 splat_status splat__spz_write(const char *path, const splat_scene *scene, splat_error *err)
 {
     SPLAT_ASSERT(path && scene && scene->sh_degree <= 3 && scene->count <= scene->capacity);
-    const uint32_t n = scene->count, dim = k_dim[scene->sh_degree];
+    const uint32_t n = scene->count, degree = splat__scene_sh_used(scene), dim = k_dim[degree];
     splat_status st = splat__scene_finite(path, scene, scene->sh_degree, err);
     if (st != SPLAT_OK) return st;
     double far = 0;
@@ -88,7 +88,7 @@ splat_status splat__spz_write(const char *path, const splat_scene *scene, splat_
     splat__store_u32(raw, SPZ_MAGIC);
     splat__store_u32(raw + 4, 3);
     splat__store_u32(raw + 8, n);
-    raw[12] = (uint8_t)scene->sh_degree, raw[13] = (uint8_t)frac, raw[14] = 0, raw[15] = 0;
+    raw[12] = (uint8_t)degree, raw[13] = (uint8_t)frac, raw[14] = 0, raw[15] = 0;
     uint8_t *pos = raw + LEGACY_HEADER, *alpha = pos + (size_t)n * 9, *col = alpha + n, *scl = col + (size_t)n * 3;
     uint8_t *rot = scl + (size_t)n * 3, *shp = rot + (size_t)n * 4;
     const float flip[3] = {1, -1, -1}; /* right-down-front to right-up-back */
