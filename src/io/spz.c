@@ -127,7 +127,7 @@ splat_status splat__spz_write(const char *path, const splat_scene *scene, splat_
     st = splat__atomic_open(&f, path, err);
     bool zok = st == SPLAT_OK && deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
                                               Z_DEFAULT_STRATEGY) == Z_OK;
-    if (st == SPLAT_OK && !zok) st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: cannot start gzip", path);
+    if (st == SPLAT_OK && !zok) st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory (gzip)", path);
     /* zlib's counts are 32-bit: feed the input in pieces */
     size_t fed = 0;
     for (int r = Z_OK; st == SPLAT_OK && r != Z_STREAM_END;) {
@@ -173,7 +173,7 @@ static splat_status gunzip(const char *path, const uint8_t *in, size_t n, grow *
 {
     z_stream z = {.zalloc = z_alloc, .zfree = z_free};
     if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
-        return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: cannot start gunzip", path);
+        return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory (gunzip)", path);
     splat_status st = SPLAT_OK;
     size_t fed = 0;
     for (int r = Z_OK; r != Z_STREAM_END;) {

@@ -1,0 +1,461 @@
+/* io: the scene formats (compressed PLY, .splat, SPZ, SOG) written by splatc and read back:
+ * counts equal, Gaussian by Gaussian within each format's documented error (docs/FORMATS.md; the
+ * bounds below are derived there), bad input refused naming the file, and the dispatch by name.
+ * The same checks against splat-transform are in test_interop.c. */
+#include <cjson/cJSON.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "formats_support.h"
+#include "io/zip.h"
+#include "io_fixtures.h"
+#include "io/quantize.h"
+
+/* ---------------------------------------------------------------- the error bounds */
+
+/* Which encoder wrote the file: bounds follow from how it rounds (splat-transform truncates in
+ * places where splatc rounds, and quantises SPZ's SH more coarsely). */
+typedef enum tf_encoder { ENC_SPLATC, ENC_TOOL } tf_encoder;
+
+/* SOG's codebooks, from meta.json. */
+typedef struct sog_meta {
+    float scales[256], sh0[256], shn[256];
+    int n_scales, n_sh0, n_shn;
+    double lo[3], hi[3];
+    uint32_t palette;
+} sog_meta;
+
+static int read_codebook(const cJSON *obj, float *cb)
+{
+    const cJSON *a = cJSON_GetObjectItem(obj, "codebook");
+    int n = cJSON_GetArraySize(a);
+    for (int k = 0; k < n && k < 256; k++) cb[k] = (float)cJSON_GetArrayItem(a, k)->valuedouble;
+    return n;
+}
+
+/* Reads meta.json of a .sog bundle or a SOG folder (path of meta.json). */
+bool tf_sog_meta(const char *path, sog_meta *m);
+bool tf_sog_meta(const char *path, sog_meta *m)
+{
+    memset(m, 0, sizeof *m);
+    size_t n;
+    uint8_t *bytes = t_read(path, &n), *text = NULL;
+    if (!bytes) return false;
+    if (t_has(path, ".sog")) {
+        splat_zip z;
+        splat_error err = {0};
+        size_t tn = 0;
+        const splat_zip_item *it;
+        if (splat__zip_open(path, bytes, n, &z, &err) == SPLAT_OK && (it = splat__zip_find(&z, "meta.json")))
+            splat__zip_read(&z, it, &text, &tn, &err);
+        splat__zip_close(&z);
+        free(bytes);
+        if (!text) return false;
+        bytes = malloc(tn + 1);
+        memcpy(bytes, text, tn);
+        bytes[tn] = 0;
+        splat__free(text);
+        n = tn;
+    }
+    cJSON *j = cJSON_ParseWithLength((const char *)bytes, n);
+    free(bytes);
+    if (!j) return false;
+    m->n_scales = read_codebook(cJSON_GetObjectItem(j, "scales"), m->scales);
+    m->n_sh0 = read_codebook(cJSON_GetObjectItem(j, "sh0"), m->sh0);
+    const cJSON *shn = cJSON_GetObjectItem(j, "shN"), *means = cJSON_GetObjectItem(j, "means");
+    if (shn) {
+        m->n_shn = read_codebook(shn, m->shn);
+        m->palette = (uint32_t)cJSON_GetObjectItem(shn, "count")->valuedouble;
+    }
+    for (int k = 0; k < 3; k++) {
+        m->lo[k] = cJSON_GetArrayItem(cJSON_GetObjectItem(means, "mins"), k)->valuedouble;
+        m->hi[k] = cJSON_GetArrayItem(cJSON_GetObjectItem(means, "maxs"), k)->valuedouble;
+    }
+    cJSON_Delete(j);
+    return true;
+}
+
+/* The codebook entry nearest v (independently of io/quantize.c: a plain scan). */
+static float nearest_entry(const float *cb, int n, double v)
+{
+    int best = 0;
+    for (int k = 1; k < n; k++)
+        if (fabs(cb[k] - v) < fabs(cb[best] - v)) best = k;
+    return cb[best];
+}
+
+/* Checks `got` (decoded from a file of `format`) against `want`, Gaussian by Gaussian within the
+ * bounds docs/FORMATS.md derives for that format and encoder; errors [TF_ATTRS] receive what was
+ * measured. SOG needs its meta (codebooks). SH of splat-transform's SOG is a shared palette with no
+ * per-Gaussian bound: checked as a whole (it must beat replacing every vector by the mean). */
+void tf_check(splat_file_format format, tf_encoder enc, const splat_scene *want, const splat_scene *got,
+              const sog_meta *meta, tf_err *errors);
+void tf_check(splat_file_format format, tf_encoder enc, const splat_scene *want, const splat_scene *got,
+              const sog_meta *meta, tf_err *errors)
+{
+    uint32_t *of = tf_match(want, got);
+    if (!of) return;
+    const uint32_t n = got->count, want_deg = format == SPLAT_FILE_SPLAT ? 0 : want->sh_degree;
+    T_CHECK(got->sh_degree == want_deg, "SH degree %u read back, %u expected", got->sh_degree, want_deg);
+    const double c0 = 0.28209479177387814;
+    double sh_sse = 0, sh_var = 0, sh_mean[45] = {0};
+    const uint32_t n_rest = 3 * ((want_deg + 1) * (want_deg + 1) - 1);
+    for (uint32_t i = 0; i < n && !splat_test_failed(); i++) {
+        const uint32_t w = of[i];
+        const float *gm = got->means + i * 3, *wm = want->means + w * 3;
+        const float *gs = got->log_scales + i * 3, *ws = want->log_scales + w * 3;
+        const float *gsh = got->sh + (size_t)i * 48, *wsh = want->sh + (size_t)w * 48;
+        double pos_b[3], scale_b[3], col_b[3], op_b, rot_b, sh_b = 0;
+        /* per-format bounds (plus float rounding where a value passes through float) */
+        if (format == SPLAT_FILE_COMPRESSED_PLY) {
+            /* the chunk's ranges, over the originals of its 256 decoded Gaussians */
+            uint32_t c0i = i / 256 * 256, c1i = SPLAT_MIN(n, c0i + 256);
+            double lo[9], hi[9];
+            for (int k = 0; k < 9; k++) lo[k] = INFINITY, hi[k] = -INFINITY;
+            for (uint32_t j = c0i; j < c1i; j++)
+                for (int k = 0; k < 3; k++) {
+                    double v[3] = {want->means[of[j] * 3 + k], fmin(fmax(want->log_scales[of[j] * 3 + k], -20), 20),
+                                   tf_colour(want->sh[(size_t)of[j] * 48 + k])};
+                    for (int g = 0; g < 3; g++) lo[3 * g + k] = fmin(lo[3 * g + k], v[g]), hi[3 * g + k] = fmax(hi[3 * g + k], v[g]);
+                }
+            for (int k = 0; k < 3; k++) {
+                double steps = k == 1 ? 1023 : 2047;
+                pos_b[k] = (hi[k] - lo[k]) / steps / 2 + 2e-7 * fmax(fabs(lo[k]), fabs(hi[k]));
+                scale_b[k] = (hi[3 + k] - lo[3 + k]) / steps / 2 + 4e-6;
+                col_b[k] = (hi[6 + k] - lo[6 + k]) / 255 / 2 + 1e-6;
+            }
+            op_b = 0.5 / 255 + 1e-6;
+            rot_b = 6.93 * (0.5 / 1023 * M_SQRT2) + 1e-5;
+            sh_b = (enc == ENC_SPLATC ? 3.0 / 128 : 1.0 / 32) + 1e-6;
+        } else if (format == SPLAT_FILE_SPZ) {
+            for (int k = 0; k < 3; k++) pos_b[k] = 1.0 / 8192 + 1e-6, scale_b[k] = 1.0 / 32 + 1e-6, col_b[k] = 0.5 / 38.25 * c0 + 1e-6;
+            op_b = 0.5 / 255 + 1e-6;
+            rot_b = 6.93 * (0.5 / 511 * M_SQRT1_2) + 1e-5;
+            sh_b = enc == ENC_SPLATC ? 1.0 / 256 + 1e-6 : 8.5 / 128 + 1e-6; /* the tool: 4 bits above degree 1 */
+        } else if (format == SPLAT_FILE_SOG || format == SPLAT_FILE_SOG_FOLDER) {
+            for (int k = 0; k < 3; k++) {
+                double step = (meta->hi[k] - meta->lo[k]) / 65535 * (enc == ENC_SPLATC ? 0.5 : 1.0);
+                pos_b[k] = (fabs(wm[k]) + 1) * expm1(step) * (1 + step) + 2e-7 * fabs(wm[k]) + 1e-7;
+                /* the nearest codebook entry, as the format's encoders choose */
+                scale_b[k] = fabs(nearest_entry(meta->scales, meta->n_scales, ws[k]) - ws[k]) + 1e-6 * fmax(1, fabs(ws[k]));
+                col_b[k] = c0 * (fabs(nearest_entry(meta->sh0, meta->n_sh0, wsh[k]) - wsh[k]) + 1e-6 * fmax(1, fabs(wsh[k])));
+            }
+            op_b = (enc == ENC_SPLATC ? 0.5 : 1.0) / 255 + 1e-6;
+            rot_b = 6.93 * ((enc == ENC_SPLATC ? 1.0 : 2.0) / (255 * M_SQRT2)) + 1e-5;
+        } else { /* .splat */
+            for (int k = 0; k < 3; k++) pos_b[k] = 0, scale_b[k] = 1e-6 * fmax(1, fabs(ws[k])), col_b[k] = 0.5 / 255 + 1e-6;
+            op_b = 0.5 / 255 + 1e-6;
+            rot_b = 4 * sqrt(3 * pow(0.5 / 128, 2) + pow(1.0 / 128, 2)) + 1e-5;
+        }
+        for (int k = 0; k < 3; k++) {
+            double e = fabs((double)gm[k] - wm[k]);
+            tf_add(&errors[TF_POS], e, i);
+            T_CHECK(e <= pos_b[k], "Gaussian %u (written %u): position %d off by %.3g > %.3g", i, w, k, e, pos_b[k]);
+            e = fabs((double)gs[k] - ws[k]);
+            tf_add(&errors[TF_SCALE], e, i);
+            T_CHECK(e <= scale_b[k], "Gaussian %u: log-scale %d: %.6g for %.6g, off by %.3g > %.3g", i, k, gs[k], ws[k],
+                    e, scale_b[k]);
+            e = fabs(tf_colour(gsh[k]) - tf_colour(wsh[k]));
+            tf_add(&errors[TF_COLOUR], e, i);
+            T_CHECK(e <= col_b[k], "Gaussian %u: colour %d off by %.3g > %.3g", i, k, e, col_b[k]);
+        }
+        double e = fabs(tf_sigmoid(got->opacities[i]) - tf_sigmoid(want->opacities[w]));
+        tf_add(&errors[TF_OPACITY], e, i);
+        T_CHECK(e <= op_b, "Gaussian %u: opacity off by %.3g > %.3g", i, e, op_b);
+        e = tf_angle(got->quats + i * 4, want->quats + w * 4);
+        tf_add(&errors[TF_ROT], e, i);
+        T_CHECK(e <= rot_b, "Gaussian %u: rotation off by %.3g rad > %.3g", i, e, rot_b);
+        for (uint32_t k = 3; k < 48; k++) {
+            if (k >= 3 + n_rest) {
+                T_CHECK(gsh[k] == 0.0f, "Gaussian %u: SH coefficient %u above the degree is %g", i, k, gsh[k]);
+                continue;
+            }
+            e = fabs((double)gsh[k] - wsh[k]);
+            tf_add(&errors[TF_SH], e, i);
+            sh_sse += e * e;
+            sh_mean[k - 3] += wsh[k] / n;
+            if (format == SPLAT_FILE_SOG || format == SPLAT_FILE_SOG_FOLDER) {
+                if (enc == ENC_SPLATC) /* a palette entry per Gaussian: only the codebook rounds */
+                    sh_b = fabs(nearest_entry(meta->shn, meta->n_shn, wsh[k]) - wsh[k]) + 1e-6;
+                else continue;
+            }
+            double b = sh_b;
+            if (format == SPLAT_FILE_SPZ && enc == ENC_TOOL && k < 12) b = 4.5 / 128 + 1e-6; /* degree 1: 5 bits */
+            T_CHECK(e <= b, "Gaussian %u: SH coefficient %u: %.5g for %.5g, off by %.3g > %.3g", i, k, gsh[k], wsh[k], e, b);
+        }
+    }
+    if ((format == SPLAT_FILE_SOG || format == SPLAT_FILE_SOG_FOLDER) && enc == ENC_TOOL && n_rest) {
+        for (uint32_t i = 0; i < n; i++)
+            for (uint32_t k = 3; k < 3 + n_rest; k++) sh_var += pow(want->sh[(size_t)of[i] * 48 + k] - sh_mean[k - 3], 2);
+        T_CHECK(sh_sse < 0.8 * sh_var, "the SH palette explains too little: squared error %.4g, variance %.4g", sh_sse,
+                sh_var);
+    }
+    free(of);
+}
+
+/* ---------------------------------------------------------------------- round trips */
+
+static const splat_file_format k_lossy[] = {SPLAT_FILE_COMPRESSED_PLY, SPLAT_FILE_SPLAT, SPLAT_FILE_SPZ, SPLAT_FILE_SOG,
+                                           SPLAT_FILE_SOG_FOLDER};
+
+static const char *file_for(splat_file_format f, const char *stem)
+{
+    switch (f) {
+    case SPLAT_FILE_COMPRESSED_PLY: return t_path("%s.compressed.ply", stem);
+    case SPLAT_FILE_SPLAT: return t_path("%s.splat", stem);
+    case SPLAT_FILE_SPZ: return t_path("%s.spz", stem);
+    case SPLAT_FILE_SOG: return t_path("%s.sog", stem);
+    default: {
+        t_mkdir(t_path("%s", stem));
+        return t_path("%s/meta.json", stem);
+    }
+    }
+}
+
+SPLAT_TEST(io_formats_round_trip)
+{
+    for (size_t f = 0; f < SPLAT_COUNTOF(k_lossy); f++) {
+        tf_err all[TF_ATTRS] = {{0}};
+        for (uint32_t degree = 0; degree <= 3; degree++) {
+            splat_scene s, back;
+            /* several chunks of compressed PLY, a scene off the origin (SOG's log transform) */
+            uint32_t n = 1 + (uint32_t)t_uniform(0, 1200);
+            tf_scene(&s, n, degree, t_uniform(0.02, 0.5), t_uniform(-40, 40));
+            char stem[32];
+            snprintf(stem, sizeof stem, "f%zu_%u", f, degree);
+            char path[600];
+            snprintf(path, sizeof path, "%s", file_for(k_lossy[f], stem));
+            splat_error err = {0};
+            T_OK(splat__scene_write(path, &s, &err), &err);
+            splat_load_info info;
+            T_OK(splat__scene_read(path, &back, &info, &err), &err);
+            T_CHECK(info.format == k_lossy[f] && !info.warning[0], "format %d, warning \"%s\"", info.format, info.warning);
+            sog_meta meta;
+            if (k_lossy[f] == SPLAT_FILE_SOG || k_lossy[f] == SPLAT_FILE_SOG_FOLDER) T_REQUIRE(tf_sog_meta(path, &meta));
+            tf_check(k_lossy[f], ENC_SPLATC, &s, &back, &meta, all);
+            splat_scene_free(&back);
+            splat_scene_free(&s);
+            if (splat_test_failed()) {
+                printf("failed on %s, degree %u, %u Gaussians\n", path, degree, n);
+                return;
+            }
+        }
+        tf_print(splat_file_format_name(k_lossy[f]), all);
+    }
+}
+
+/* Values at the edges of what each format stores: clamped where documented, never non-finite. */
+SPLAT_TEST(io_formats_extremes)
+{
+    splat_scene s, back;
+    tf_scene(&s, 64, 3, 1.0, 0);
+    /* opacities of 0 and 1 (as logits), log-scales past SPZ's and the compressed PLY's range,
+     * colours past [0, 1], SH past [-4, 4], a zero quaternion, a scene 3000 units wide (SPZ drops
+     * fractional bits) */
+    s.opacities[0] = -40, s.opacities[1] = 40;
+    s.log_scales[0] = -30, s.log_scales[1] = 25;
+    s.sh[2 * 48] = 9, s.sh[2 * 48 + 1] = -9, s.sh[3 * 48 + 5] = 7;
+    for (int k = 0; k < 4; k++) s.quats[4 * 4 + k] = 0;
+    s.means[5 * 3] = 3000;
+    for (size_t f = 0; f < SPLAT_COUNTOF(k_lossy); f++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s", file_for(k_lossy[f], "edge"));
+        splat_error err = {0};
+        T_OK(splat__scene_write(path, &s, &err), &err);
+        T_OK(splat__scene_read(path, &back, NULL, &err), &err);
+        T_REQUIRE(back.count == s.count);
+        for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
+            const float *a = splat__scene_group_c(&back, g);
+            for (uint64_t i = 0; i < (uint64_t)back.count * splat__groups[g].width; i++)
+                T_CHECK(isfinite(a[i]), "%s: %s[%llu] is %g", path, splat__groups[g].name, (unsigned long long)i, a[i]);
+        }
+        /* the far Gaussian is where it was, to the format's resolution at that distance */
+        float far = -INFINITY;
+        for (uint32_t i = 0; i < back.count; i++) far = fmaxf(far, back.means[i * 3]);
+        T_CHECK(fabs(far - 3000) < 0.1, "%s: the far Gaussian came back at x = %g", path, far);
+        splat_scene_free(&back);
+    }
+    splat_scene_free(&s);
+}
+
+/* SOG's palette on a scene larger than it: every Gaussian's SH is one of at most `palette`
+ * entries, Gaussians of one entry share it exactly, and the clustering explains most of the
+ * variance of SH that has a few distinct patterns plus noise. */
+SPLAT_TEST(io_sog_palette)
+{
+    splat_scene s, back;
+    const uint32_t n = 600, palette = 24, patterns = 12;
+    tf_scene(&s, n, 2, 0.1, 0);
+    float centres[12][45];
+    for (uint32_t p = 0; p < patterns; p++)
+        for (int k = 0; k < 24; k++) centres[p][k] = (float)t_uniform(-0.8, 0.8);
+    for (uint32_t i = 0; i < n; i++)
+        for (int k = 0; k < 24; k++) s.sh[(size_t)i * 48 + 3 + (size_t)k] = centres[i % patterns][k] + (float)t_uniform(-0.02, 0.02);
+    const char *path = t_path("pal.sog");
+    splat_error err = {0};
+    T_OK(splat__sog_write_palette(path, &s, palette, &err), &err);
+    T_OK(splat__scene_read(path, &back, NULL, &err), &err);
+    sog_meta meta;
+    T_REQUIRE(tf_sog_meta(path, &meta));
+    T_CHECK(meta.palette <= palette && meta.palette >= patterns, "palette of %u", meta.palette);
+    uint32_t *of = tf_match(&s, &back);
+    T_REQUIRE(of);
+    double worst = 0;
+    for (uint32_t i = 0; i < n; i++)
+        for (int k = 0; k < 24; k++) {
+            /* noise is 0.02; the codebook adds at most half its largest gap */
+            double e = fabs(back.sh[(size_t)i * 48 + 3 + (size_t)k] - centres[of[i] % patterns][k]);
+            worst = fmax(worst, e);
+        }
+    T_CHECK(worst < 0.05, "an SH coefficient is %.3g from its pattern: the palette did not find the patterns", worst);
+    free(of);
+    splat_scene_free(&back);
+    splat_scene_free(&s);
+}
+
+/* The 1-D codebook: exact for few distinct values; otherwise every label is its value's nearest
+ * entry, and the entries cover the tails (a lone far value gets an entry near it). */
+SPLAT_TEST(io_quantize_1d)
+{
+    splat_error err = {0};
+    float v[3000], cb[256];
+    uint8_t lab[3000];
+    for (int i = 0; i < 3000; i++) v[i] = (float)(int)t_uniform(0, 200) * 0.25f;
+    T_OK(splat__quantize_1d(v, 3000, 256, cb, lab, &err), &err);
+    for (int i = 0; i < 3000; i++) T_REQUIRE(cb[lab[i]] == v[i], "value %g stored as %g", v[i], cb[lab[i]]);
+    for (int i = 0; i < 3000; i++) v[i] = (float)splat__rng_normal(splat_test_rng());
+    v[17] = 40; /* the one huge Gaussian */
+    T_OK(splat__quantize_1d(v, 3000, 256, cb, lab, &err), &err);
+    for (int i = 0; i < 3000; i++) {
+        T_REQUIRE(cb[lab[i]] == nearest_entry(cb, 256, v[i]), "value %g: label %u is not the nearest", v[i], lab[i]);
+        T_REQUIRE(i == 0 || cb[i % 256] >= cb[(i - 1) % 256] || i % 256 == 0, "codebook not ascending");
+    }
+    T_CHECK(fabs(cb[lab[17]] - 40) < 1.0, "the far value 40 is stored as %g", cb[lab[17]]);
+}
+
+/* ------------------------------------------------------------- SPZ version 4, by hand */
+
+/* Rewrites a version-3 SPZ (gzip) as version 4 (per-attribute zstd streams), with an optional
+ * extension record: an encoder of the layout independent of spz.c. */
+static bool spz_v3_to_v4(const char *v3, const char *v4, const uint8_t *ext, size_t ext_n, uint8_t flags_extra)
+{
+    size_t n;
+    uint8_t *gz = t_read(v3, &n);
+    if (!gz) return false;
+    uint8_t *raw = malloc(64 << 20);
+    z_stream z = {0};
+    inflateInit2(&z, 16 + MAX_WBITS);
+    z.next_in = gz, z.avail_in = (uInt)n, z.next_out = raw, z.avail_out = 64 << 20;
+    int r = inflate(&z, Z_FINISH);
+    size_t raw_n = (size_t)z.total_out;
+    inflateEnd(&z);
+    free(gz);
+    if (r != Z_STREAM_END) return free(raw), false;
+    uint32_t count = raw[8] | raw[9] << 8 | raw[10] << 16 | (uint32_t)raw[11] << 24, degree = raw[12];
+    static const uint32_t dim[4] = {0, 3, 8, 15};
+    size_t widths[6] = {9, 1, 3, 3, 4, (size_t)dim[degree] * 3};
+    tbuf b = {0};
+    tb_u32(&b, 0x5053474e), tb_u32(&b, 4), tb_u32(&b, count);
+    int streams = 0;
+    for (int k = 0; k < 6; k++) streams += widths[k] > 0;
+    tb_u8(&b, (uint8_t)degree), tb_u8(&b, raw[13]), tb_u8(&b, (uint8_t)(flags_extra | (ext_n ? 2 : 0))), tb_u8(&b, (uint8_t)streams);
+    tb_u32(&b, (uint32_t)(32 + ext_n));
+    for (int k = 0; k < 12; k++) tb_u8(&b, 0);
+    tb_bytes(&b, ext, ext_n);
+    size_t toc = b.n, at = 16;
+    for (int k = 0; k < streams; k++) tb_u64(&b, 0), tb_u64(&b, 0);
+    for (int k = 0, j = 0; k < 6; k++) {
+        if (!widths[k]) continue;
+        size_t len = count * widths[k], cap = ZSTD_compressBound(len);
+        uint8_t *c = malloc(cap);
+        size_t cn = ZSTD_compress(c, cap, raw + at, len, 3);
+        for (int q = 0; q < 8; q++) b.p[toc + (size_t)j * 16 + (size_t)q] = (uint8_t)(cn >> (8 * q)), b.p[toc + (size_t)j * 16 + 8 + (size_t)q] = (uint8_t)(len >> (8 * q));
+        tb_bytes(&b, c, cn);
+        free(c);
+        at += len, j++;
+    }
+    (void)raw_n;
+    bool ok = t_write(v4, b.p, b.n);
+    tb_free(&b);
+    free(raw);
+    return ok;
+}
+
+SPLAT_TEST(io_spz_version_4)
+{
+    splat_scene s, a, b;
+    tf_scene(&s, 300, 3, 0.1, 1);
+    splat_error err = {0};
+    const char *v3 = t_path("a.spz"), *v4 = t_path("b.spz");
+    T_OK(splat__spz_write(v3, &s, &err), &err);
+    T_REQUIRE(spz_v3_to_v4(v3, v4, NULL, 0, 0));
+    T_OK(splat__spz_read(v3, &a, NULL, &err), &err);
+    T_OK(splat__spz_read(v4, &b, NULL, &err), &err);
+    /* the same Gaussians from either container, bit for bit */
+    T_REQUIRE(a.count == b.count && a.sh_degree == b.sh_degree);
+    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++)
+        T_CHECK(memcmp(splat__scene_group_c(&a, g), splat__scene_group_c(&b, g),
+                       (size_t)a.count * splat__groups[g].width * sizeof(float)) == 0, "%s differs", splat__groups[g].name);
+    splat_scene_free(&b);
+    /* stored in splatc's own axes (right, down, front: Adobe's RDF, 6): no flips */
+    uint8_t ext[12] = {0x03, 0x00, 0xbe, 0xad, 4, 0, 0, 0, 6, 0, 0, 0}, other[10] = {0x01, 0x00, 0x34, 0x12, 2, 0, 0, 0, 9, 9};
+    uint8_t both[22];
+    memcpy(both, other, 10), memcpy(both + 10, ext, 12);
+    T_REQUIRE(spz_v3_to_v4(v3, v4, both, sizeof both, 0));
+    splat_load_info info;
+    T_OK(splat__spz_read(v4, &b, &info, &err), &err);
+    T_CHECK(t_has(info.warning, "0x12340001") && t_has(info.warning, v4), "warning: \"%s\"", info.warning);
+    for (uint32_t i = 0; i < a.count; i++) {
+        T_REQUIRE(b.means[i * 3] == a.means[i * 3] && b.means[i * 3 + 1] == -a.means[i * 3 + 1] &&
+                  b.means[i * 3 + 2] == -a.means[i * 3 + 2], "Gaussian %u: the y and z flips are not undone", i);
+        /* degree 1: y, z, x; the y and z coefficients change sign with their axes */
+        T_REQUIRE(b.sh[i * 48 + 3] == -a.sh[i * 48 + 3] && b.sh[i * 48 + 9] == a.sh[i * 48 + 9], "Gaussian %u: SH flips", i);
+    }
+    splat_scene_free(&b);
+    /* a rotated system is refused rather than misread */
+    ext[8] = 12;
+    T_REQUIRE(spz_v3_to_v4(v3, v4, ext, sizeof ext, 0));
+    T_CHECK(splat__spz_read(v4, &b, NULL, &err) == SPLAT_ERR_UNSUPPORTED && t_has(err.msg, v4) &&
+            t_has(err.msg, "coordinate system 12"), "%s", err.msg);
+    splat_scene_free(&a);
+    splat_scene_free(&s);
+}
+
+/* -------------------------------------------------------------------------- dispatch */
+
+SPLAT_TEST(io_formats_dispatch)
+{
+    struct {
+        const char *path;
+        splat_file_format f;
+    } cases[] = {
+        {"a.ply", SPLAT_FILE_PLY}, {"A.PLY", SPLAT_FILE_PLY}, {"x/a.compressed.ply", SPLAT_FILE_COMPRESSED_PLY},
+        {"a.Compressed.Ply", SPLAT_FILE_COMPRESSED_PLY}, {"a.splat", SPLAT_FILE_SPLAT}, {"a.spz", SPLAT_FILE_SPZ},
+        {"a.sog", SPLAT_FILE_SOG}, {"d/meta.json", SPLAT_FILE_SOG_FOLDER}, {"scene_meta.json", SPLAT_FILE_SOG_FOLDER},
+        {"a.json", SPLAT_FILE_UNKNOWN}, {"a.ply.txt", SPLAT_FILE_UNKNOWN}, {"ply", SPLAT_FILE_UNKNOWN}, {"", SPLAT_FILE_UNKNOWN},
+    };
+    for (size_t k = 0; k < SPLAT_COUNTOF(cases); k++)
+        T_CHECK(splat_file_format_of(cases[k].path) == cases[k].f, "%s: %d", cases[k].path, splat_file_format_of(cases[k].path));
+    splat_scene s;
+    tf_scene(&s, 10, 1, 1, 0);
+    splat_error err = {0};
+    const char *bad = t_path("scene.obj");
+    T_CHECK(splat_scene_save(bad, &s, &err) == SPLAT_ERR_UNSUPPORTED && t_has(err.msg, bad) && t_has(err.msg, ".spz"),
+            "%s", err.msg);
+    T_CHECK(!t_exists(bad));
+    splat_scene back;
+    err = (splat_error){0};
+    T_CHECK(splat_scene_load(bad, &back, NULL, &err) == SPLAT_ERR_UNSUPPORTED && !back.means, "%s", err.msg);
+    /* a compressed PLY named .ply is still read as one: by content */
+    const char *c = t_path("c.compressed.ply"), *plain = t_path("c.ply");
+    T_OK(splat_scene_save(c, &s, &err), &err);
+    size_t n;
+    uint8_t *bytes = t_read(c, &n);
+    t_write(plain, bytes, n);
+    free(bytes);
+    splat_load_info info;
+    T_OK(splat_scene_load(plain, &back, &info, &err), &err);
+    T_CHECK(info.format == SPLAT_FILE_COMPRESSED_PLY && back.count == 10);
+    splat_scene_free(&back);
+    splat_scene_free(&s);
+}
