@@ -155,6 +155,10 @@ void tf_check(splat_file_format format, tf_encoder enc, const splat_scene *want,
             tf_add(&errors[TF_SCALE], e, i);
             T_CHECK(e <= scale_b[k], "Gaussian %u: log-scale %d: %.6g for %.6g, off by %.3g > %.3g", i, k, gs[k], ws[k],
                     e, scale_b[k]);
+            /* splat-transform's WebP encoding is not exact: where the opacity byte is 0 (an
+             * invisible Gaussian) the colour bytes beside it are the encoder's to change */
+            bool sog = format == SPLAT_FILE_SOG || format == SPLAT_FILE_SOG_FOLDER;
+            if (sog && enc == ENC_TOOL && tf_sigmoid(want->opacities[w]) * 255 < 1) continue;
             e = fabs(tf_colour(gsh[k]) - tf_colour(wsh[k]));
             tf_add(&errors[TF_COLOUR], e, i);
             T_CHECK(e <= col_b[k], "Gaussian %u: colour %d off by %.3g > %.3g", i, k, e, col_b[k]);
