@@ -463,3 +463,243 @@ SPLAT_TEST(io_formats_dispatch)
     splat_scene_free(&back);
     splat_scene_free(&s);
 }
+
+/* ------------------------------------------------------------------------ bad input */
+
+static void expect_fail(const char *path, splat_status want, const char *what, int line)
+{
+    splat_error err = {0};
+    splat_scene s;
+    splat_load_info info;
+    splat_status st = splat__scene_read(path, &s, &info, &err);
+    if (st != want || !t_has(err.msg, path) || !t_has(err.msg, what))
+        splat_test_fail(__FILE__, line, "expected failure", "got %s: \"%s\"; wanted %s naming %s and \"%s\"",
+                        splat_status_str(st), err.msg, splat_status_str(want), path, what);
+    if (s.means || s.sh || s.count || info.warning[0]) splat_test_fail(__FILE__, line, "not empty after a failure", " ");
+    if (st == SPLAT_OK) splat_scene_free(&s);
+}
+#define EXPECT_FAIL(path, want, what) expect_fail(path, want, what, __LINE__)
+
+static uint8_t *gzip_bytes(const uint8_t *p, size_t n, size_t *out_n)
+{
+    uLong cap = compressBound((uLong)n) + 64;
+    uint8_t *out = malloc(cap);
+    z_stream z = {0};
+    deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+    z.next_in = (Bytef *)(uintptr_t)p, z.avail_in = (uInt)n, z.next_out = out, z.avail_out = (uInt)cap;
+    deflate(&z, Z_FINISH);
+    *out_n = z.total_out;
+    deflateEnd(&z);
+    return out;
+}
+
+SPLAT_TEST(io_formats_bad_input)
+{
+    splat_scene s;
+    tf_scene(&s, 300, 2, 0.1, 0);
+    splat_error err = {0};
+    size_t n;
+    uint8_t *b;
+
+    /* .splat: a partial record, a non-finite position, a scale that is not positive */
+    const char *sp = t_path("a.splat");
+    T_OK(splat__splat_write(sp, &s, &err), &err);
+    b = t_read(sp, &n);
+    t_write(sp, b, n - 1 - (size_t)t_uniform(0, 31));
+    EXPECT_FAIL(sp, SPLAT_ERR_FORMAT, "not a whole number of 32-byte");
+    uint32_t bad = (uint32_t)t_uniform(0, 300);
+    float nan_ = NAN, zero = 0;
+    memcpy(b + bad * 32 + 4, &nan_, 4);
+    t_write(sp, b, n);
+    char what[64];
+    snprintf(what, sizeof what, "record %u: the position", bad);
+    EXPECT_FAIL(sp, SPLAT_ERR_NONFINITE, what);
+    memcpy(b + bad * 32 + 4, &zero, 4);
+    memcpy(b + bad * 32 + 16, &zero, 4);
+    t_write(sp, b, n);
+    snprintf(what, sizeof what, "record %u: scale 0", bad);
+    EXPECT_FAIL(sp, SPLAT_ERR_FORMAT, what);
+    free(b);
+
+    /* compressed PLY: chunk counts that disagree, a count the file cannot hold, wrong types,
+     * a non-finite chunk range, a truncated SH element */
+    const char *cp = t_path("a.compressed.ply");
+    T_OK(splat__ply_compressed_write(cp, &s, &err), &err);
+    b = t_read(cp, &n);
+    const char *hdr_end = strstr((const char *)b, "end_header\n");
+    T_REQUIRE(hdr_end);
+    size_t hn = (size_t)(hdr_end - (const char *)b) + 11;
+    char *hdr = calloc(1, hn + 1);
+    memcpy(hdr, b, hn);
+    struct {
+        const char *from, *to, *msg;
+        splat_status st;
+    } edits[] = {
+        {"element chunk 2", "element chunk 3", "3 chunks for 300 vertices", SPLAT_ERR_FORMAT},
+        {"element vertex 300", "element vertex 4000000", "chunks for 4000000 vertices", SPLAT_ERR_FORMAT},
+        {"property uint packed_color", "property float packed_color", "packed_color\" must be uint", SPLAT_ERR_FORMAT},
+        {"property float min_x", "property float min_q", "lacks property \"min_x\"", SPLAT_ERR_FORMAT},
+        {"element sh 300", "element sh 299", "element sh has 24 properties and 299 rows", SPLAT_ERR_FORMAT},
+        {"format binary_little_endian", "format ascii", "ASCII compressed PLY", SPLAT_ERR_UNSUPPORTED},
+    };
+    for (size_t k = 0; k < SPLAT_COUNTOF(edits); k++) {
+        char *at = strstr(hdr, edits[k].from);
+        T_REQUIRE(at, "%s", edits[k].from);
+        tbuf t = {0};
+        tb_bytes(&t, hdr, (size_t)(at - hdr));
+        tb_printf(&t, "%s", edits[k].to);
+        tb_bytes(&t, at + strlen(edits[k].from), hn - (size_t)(at - hdr) - strlen(edits[k].from));
+        tb_bytes(&t, b + hn, n - hn);
+        t_write(cp, t.p, t.n);
+        tb_free(&t);
+        EXPECT_FAIL(cp, edits[k].st, edits[k].msg);
+    }
+    free(hdr);
+    t_write(cp, b, n - 1 - (size_t)t_uniform(0, (double)(n - hn - 2)));
+    EXPECT_FAIL(cp, SPLAT_ERR_FORMAT, "truncated");
+    uint8_t *nb = malloc(n);
+    memcpy(nb, b, n);
+    float inf = INFINITY;
+    memcpy(nb + hn + 72 + 4 * (uint32_t)t_uniform(0, 12), &inf, 4); /* chunk 1's ranges */
+    t_write(cp, nb, n);
+    EXPECT_FAIL(cp, SPLAT_ERR_NONFINITE, "chunk 1: ");
+    free(nb), free(b);
+
+    /* SPZ: not one, a cut stream, a count the data cannot hold, degree 4, a version from the future */
+    const char *zp = t_path("a.spz");
+    t_write(zp, "hello", 5);
+    EXPECT_FAIL(zp, SPLAT_ERR_FORMAT, "not an SPZ file");
+    T_OK(splat__spz_write(zp, &s, &err), &err);
+    b = t_read(zp, &n);
+    t_write(zp, b, n / 2);
+    EXPECT_FAIL(zp, SPLAT_ERR_FORMAT, "gzip stream ends early");
+    free(b);
+    tbuf raw = {0};
+    tb_u32(&raw, 0x5053474e), tb_u32(&raw, 3), tb_u32(&raw, 4000000000u);
+    tb_u8(&raw, 1), tb_u8(&raw, 12), tb_u8(&raw, 0), tb_u8(&raw, 0);
+    for (int k = 0; k < 200; k++) tb_u8(&raw, (uint8_t)k);
+    uint8_t *gz = gzip_bytes(raw.p, raw.n, &n);
+    t_write(zp, gz, n);
+    free(gz);
+    EXPECT_FAIL(zp, SPLAT_ERR_FORMAT, "truncated: 4000000000 Gaussians need");
+    raw.p[8] = 1, raw.p[9] = raw.p[10] = raw.p[11] = 0, raw.p[12] = 4;
+    gz = gzip_bytes(raw.p, raw.n, &n);
+    t_write(zp, gz, n);
+    free(gz);
+    EXPECT_FAIL(zp, SPLAT_ERR_UNSUPPORTED, "SH degree 4");
+    raw.p[12] = 1, raw.p[4] = 9;
+    gz = gzip_bytes(raw.p, raw.n, &n);
+    t_write(zp, gz, n);
+    free(gz);
+    EXPECT_FAIL(zp, SPLAT_ERR_UNSUPPORTED, "SPZ version 9");
+    tb_free(&raw);
+    /* version 4: a table of contents past the end, a stream size that is not what the count needs */
+    const char *v3 = t_path("b.spz"), *v4 = t_path("c.spz");
+    T_OK(splat__spz_write(v3, &s, &err), &err);
+    T_REQUIRE(spz_v3_to_v4(v3, v4, NULL, 0, 0));
+    b = t_read(v4, &n);
+    b[16] = 0xff, b[17] = 0xff;
+    t_write(v4, b, n);
+    EXPECT_FAIL(v4, SPLAT_ERR_FORMAT, "table of contents");
+    b[16] = 32, b[17] = 0;
+    b[32 + 8] ^= 1; /* the positions' uncompressed size */
+    t_write(v4, b, n);
+    EXPECT_FAIL(v4, SPLAT_ERR_FORMAT, "stream 0 says");
+    b[32 + 8] ^= 1;
+    t_write(v4, b, n - 3);
+    EXPECT_FAIL(v4, SPLAT_ERR_FORMAT, "truncated");
+    free(b);
+
+    /* SOG: not a zip, no meta.json, version 1, a count the bundle cannot hold, an image of the
+     * wrong size, an index past its codebook, a file name that leaves the folder */
+    const char *gp = t_path("a.sog");
+    t_write(gp, "PK\x03\x04 not really", 16);
+    EXPECT_FAIL(gp, SPLAT_ERR_FORMAT, "not a zip archive");
+    t_mkdir(t_path("sf"));
+    const char *meta = t_path("sf/meta.json");
+    T_OK(splat__sog_write(meta, &s, &err), &err);
+    b = t_read(meta, &n);
+    char *text = calloc(1, n + 64);
+    memcpy(text, b, n);
+    free(b);
+    struct {
+        const char *from, *to, *msg;
+        splat_status st;
+    } medits[] = {
+        {"\"version\":2,", "", "SOG version 1", SPLAT_ERR_UNSUPPORTED},
+        {"\"count\":300", "\"count\":3000000000", "claims 3000000000 Gaussians", SPLAT_ERR_FORMAT},
+        {"\"count\":300", "\"count\":3000", "means_l.webp is ", SPLAT_ERR_FORMAT},
+        {"\"means_l.webp\"", "\"../means_l.webp\"", "not a file beside it", SPLAT_ERR_FORMAT},
+        {"\"quats.webp\"", "\"none.webp\"", "none.webp", SPLAT_ERR_IO},
+        {"\"count\":300", "\"count\":300.5", "count is not a whole number", SPLAT_ERR_FORMAT},
+    };
+    for (size_t k = 0; k < SPLAT_COUNTOF(medits); k++) {
+        char *at = strstr(text, medits[k].from);
+        T_REQUIRE(at, "%s in %s", medits[k].from, text);
+        tbuf t = {0};
+        tb_bytes(&t, text, (size_t)(at - text));
+        tb_bytes(&t, medits[k].to, strlen(medits[k].to));
+        tb_bytes(&t, at + strlen(medits[k].from), strlen(at + strlen(medits[k].from)));
+        t_write(meta, t.p, t.n);
+        tb_free(&t);
+        EXPECT_FAIL(meta, medits[k].st, medits[k].msg);
+    }
+    /* a codebook shorter than the indices in the image */
+    char *cb = strstr(text, "\"scales\":{\"codebook\":[");
+    T_REQUIRE(cb);
+    char *close = strchr(cb, ']'), *second = strchr(cb + 23, ',');
+    tbuf t = {0};
+    tb_bytes(&t, text, (size_t)(second - text));
+    tb_bytes(&t, close, strlen(close));
+    t_write(meta, t.p, t.n);
+    tb_free(&t);
+    EXPECT_FAIL(meta, SPLAT_ERR_FORMAT, "past its 1-entry codebook");
+    t_write(meta, text, strlen(text));
+    /* a corrupt image */
+    const char *img = t_path("sf/scales.webp");
+    b = t_read(img, &n);
+    for (size_t k = 30; k < n; k += 7) b[k] ^= 0x5a;
+    t_write(img, b, n);
+    free(b);
+    EXPECT_FAIL(meta, SPLAT_ERR_FORMAT, "scales.webp");
+    free(text);
+    /* the bundle cut short, and a bundle whose meta.json fails its CRC */
+    T_OK(splat__sog_write(gp, &s, &err), &err);
+    b = t_read(gp, &n);
+    t_write(gp, b, n - 30);
+    EXPECT_FAIL(gp, SPLAT_ERR_FORMAT, "zip");
+    uint8_t *m = NULL;
+    for (size_t k = 0; k + 9 <= n && !m; k++)
+        if (memcmp(b + k, "\"version\"", 9) == 0) m = b + k;
+    T_REQUIRE(m);
+    m[1] = 'V';
+    t_write(gp, b, n);
+    EXPECT_FAIL(gp, SPLAT_ERR_FORMAT, "meta.json fails its CRC check");
+    free(b);
+    splat_scene_free(&s);
+}
+
+/* Writers refuse non-finite values before writing anything, and leave the old file as it was. */
+SPLAT_TEST(io_formats_write_nonfinite)
+{
+    splat_scene s;
+    tf_scene(&s, 50, 1, 0.1, 0);
+    splat_error err = {0};
+    for (size_t f = 0; f < SPLAT_COUNTOF(k_lossy); f++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s", file_for(k_lossy[f], "nf"));
+        T_OK(splat__scene_write(path, &s, &err), &err);
+        size_t n0, n1;
+        uint8_t *before = t_read(path, &n0);
+        float keep = s.sh[20 * 48 + 1];
+        s.sh[20 * 48 + 1] = NAN;
+        err = (splat_error){0};
+        T_CHECK(splat__scene_write(path, &s, &err) == SPLAT_ERR_NONFINITE && t_has(err.msg, path) &&
+                t_has(err.msg, "Gaussian 20"), "%s", err.msg);
+        s.sh[20 * 48 + 1] = keep;
+        uint8_t *after = t_read(path, &n1);
+        T_CHECK(n0 == n1 && memcmp(before, after, n0) == 0, "%s changed", path);
+        free(before), free(after);
+    }
+    splat_scene_free(&s);
+}

@@ -204,8 +204,9 @@ splat_status splat__ply_seek(const char *path, FILE *fp, const splat_ply_header 
     }
     uint64_t left = at <= size ? size - at : 0;
     if (!e->row_bytes || e->count > left / e->row_bytes)
-        return splat__fail(err, SPLAT_ERR_FORMAT, "%s: truncated: %llu %s rows need %llu bytes, the file holds %llu "
-                           "where they start", path, (unsigned long long)e->count, e->name,
+        return splat__fail(err, SPLAT_ERR_FORMAT, "%s: truncated: %llu %s need %llu bytes, the file holds %llu "
+                           "where they start", path, (unsigned long long)e->count,
+                           strcmp(e->name, "vertex") == 0 ? "vertices" : e->name,
                            (unsigned long long)e->count * e->row_bytes, (unsigned long long)left);
     if (fseeko(fp, (off_t)at, SEEK_SET) != 0) return splat__fail(err, SPLAT_ERR_IO, "%s: cannot seek", path);
     return SPLAT_OK;

@@ -339,9 +339,12 @@ static splat_status member(sog_src *src, const char *name, uint8_t **out, size_t
     }
     char *p = beside(src->path, name);
     if (!p) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", src->path);
-    splat_status st = splat__read_file(p, (size_t)1 << 31, (char **)out, n, err);
+    /* the error names the SOG (its meta.json) first, then the image */
+    splat_error inner = {0};
+    splat_status st = splat__read_file(p, (size_t)1 << 31, (char **)out, n, &inner);
     splat__free(p);
-    return st;
+    if (st != SPLAT_OK) return splat__fail(err, st, "%s: %s", src->path, inner.msg);
+    return SPLAT_OK;
 }
 
 /* meta.json's "files" list of `obj`: the k-th name. */
