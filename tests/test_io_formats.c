@@ -4,7 +4,6 @@
  * The same checks against splat-transform are in test_interop.c. */
 #include <cjson/cJSON.h>
 #include <zlib.h>
-#include <zstd.h>
 
 #include "formats_support.h"
 #include "io/zip.h"
@@ -339,52 +338,6 @@ SPLAT_TEST(io_quantize_1d)
 
 /* ------------------------------------------------------------- SPZ version 4, by hand */
 
-/* Rewrites a version-3 SPZ (gzip) as version 4 (per-attribute zstd streams), with an optional
- * extension record: an encoder of the layout independent of spz.c. */
-static bool spz_v3_to_v4(const char *v3, const char *v4, const uint8_t *ext, size_t ext_n, uint8_t flags_extra)
-{
-    size_t n;
-    uint8_t *gz = t_read(v3, &n);
-    if (!gz) return false;
-    uint8_t *raw = malloc(64 << 20);
-    z_stream z = {0};
-    inflateInit2(&z, 16 + MAX_WBITS);
-    z.next_in = gz, z.avail_in = (uInt)n, z.next_out = raw, z.avail_out = 64 << 20;
-    int r = inflate(&z, Z_FINISH);
-    size_t raw_n = (size_t)z.total_out;
-    inflateEnd(&z);
-    free(gz);
-    if (r != Z_STREAM_END) return free(raw), false;
-    uint32_t count = raw[8] | raw[9] << 8 | raw[10] << 16 | (uint32_t)raw[11] << 24, degree = raw[12];
-    static const uint32_t dim[4] = {0, 3, 8, 15};
-    size_t widths[6] = {9, 1, 3, 3, 4, (size_t)dim[degree] * 3};
-    tbuf b = {0};
-    tb_u32(&b, 0x5053474e), tb_u32(&b, 4), tb_u32(&b, count);
-    int streams = 0;
-    for (int k = 0; k < 6; k++) streams += widths[k] > 0;
-    tb_u8(&b, (uint8_t)degree), tb_u8(&b, raw[13]), tb_u8(&b, (uint8_t)(flags_extra | (ext_n ? 2 : 0))), tb_u8(&b, (uint8_t)streams);
-    tb_u32(&b, (uint32_t)(32 + ext_n));
-    for (int k = 0; k < 12; k++) tb_u8(&b, 0);
-    tb_bytes(&b, ext, ext_n);
-    size_t toc = b.n, at = 16;
-    for (int k = 0; k < streams; k++) tb_u64(&b, 0), tb_u64(&b, 0);
-    for (int k = 0, j = 0; k < 6; k++) {
-        if (!widths[k]) continue;
-        size_t len = count * widths[k], cap = ZSTD_compressBound(len);
-        uint8_t *c = malloc(cap);
-        size_t cn = ZSTD_compress(c, cap, raw + at, len, 3);
-        for (int q = 0; q < 8; q++) b.p[toc + (size_t)j * 16 + (size_t)q] = (uint8_t)(cn >> (8 * q)), b.p[toc + (size_t)j * 16 + 8 + (size_t)q] = (uint8_t)(len >> (8 * q));
-        tb_bytes(&b, c, cn);
-        free(c);
-        at += len, j++;
-    }
-    (void)raw_n;
-    bool ok = t_write(v4, b.p, b.n);
-    tb_free(&b);
-    free(raw);
-    return ok;
-}
-
 SPLAT_TEST(io_spz_version_4)
 {
     splat_scene s, a, b;
@@ -392,7 +345,7 @@ SPLAT_TEST(io_spz_version_4)
     splat_error err = {0};
     const char *v3 = t_path("a.spz"), *v4 = t_path("b.spz");
     T_OK(splat__spz_write(v3, &s, &err), &err);
-    T_REQUIRE(spz_v3_to_v4(v3, v4, NULL, 0, 0));
+    T_REQUIRE(t_spz_v4_from_v3(v3, v4, NULL, 0, 0));
     T_OK(splat__spz_read(v3, &a, NULL, &err), &err);
     T_OK(splat__spz_read(v4, &b, NULL, &err), &err);
     /* the same Gaussians from either container, bit for bit */
@@ -405,7 +358,7 @@ SPLAT_TEST(io_spz_version_4)
     uint8_t ext[12] = {0x03, 0x00, 0xbe, 0xad, 4, 0, 0, 0, 6, 0, 0, 0}, other[10] = {0x01, 0x00, 0x34, 0x12, 2, 0, 0, 0, 9, 9};
     uint8_t both[22];
     memcpy(both, other, 10), memcpy(both + 10, ext, 12);
-    T_REQUIRE(spz_v3_to_v4(v3, v4, both, sizeof both, 0));
+    T_REQUIRE(t_spz_v4_from_v3(v3, v4, both, sizeof both, 0));
     splat_load_info info;
     T_OK(splat__spz_read(v4, &b, &info, &err), &err);
     T_CHECK(t_has(info.warning, "0x12340001") && t_has(info.warning, v4), "warning: \"%s\"", info.warning);
@@ -418,7 +371,7 @@ SPLAT_TEST(io_spz_version_4)
     splat_scene_free(&b);
     /* a rotated system is refused rather than misread */
     ext[8] = 12;
-    T_REQUIRE(spz_v3_to_v4(v3, v4, ext, sizeof ext, 0));
+    T_REQUIRE(t_spz_v4_from_v3(v3, v4, ext, sizeof ext, 0));
     T_CHECK(splat__spz_read(v4, &b, NULL, &err) == SPLAT_ERR_UNSUPPORTED && t_has(err.msg, v4) &&
             t_has(err.msg, "coordinate system 12"), "%s", err.msg);
     splat_scene_free(&a);
@@ -596,7 +549,7 @@ SPLAT_TEST(io_formats_bad_input)
     /* version 4: a table of contents past the end, a stream size that is not what the count needs */
     const char *v3 = t_path("b.spz"), *v4 = t_path("c.spz");
     T_OK(splat__spz_write(v3, &s, &err), &err);
-    T_REQUIRE(spz_v3_to_v4(v3, v4, NULL, 0, 0));
+    T_REQUIRE(t_spz_v4_from_v3(v3, v4, NULL, 0, 0));
     b = t_read(v4, &n);
     b[16] = 0xff, b[17] = 0xff;
     t_write(v4, b, n);
