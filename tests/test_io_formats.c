@@ -369,6 +369,16 @@ SPLAT_TEST(io_spz_version_4)
         T_REQUIRE(b.sh[i * 48 + 3] == -a.sh[i * 48 + 3] && b.sh[i * 48 + 9] == a.sh[i * 48 + 9], "Gaussian %u: SH flips", i);
     }
     splat_scene_free(&b);
+    /* an empty version-4 file: a header, no streams (the fuzzer found its decoding pointing into
+     * no data) */
+    tbuf e = {0};
+    tb_u32(&e, 0x5053474e), tb_u32(&e, 4), tb_u32(&e, 0), tb_u32(&e, 0), tb_u32(&e, 32);
+    for (int k = 0; k < 12; k++) tb_u8(&e, 0);
+    t_write(v4, e.p, e.n);
+    tb_free(&e);
+    T_OK(splat__spz_read(v4, &b, NULL, &err), &err);
+    T_CHECK(b.count == 0 && b.sh_degree == 0);
+    splat_scene_free(&b);
     /* a rotated system is refused rather than misread */
     ext[8] = 12;
     T_REQUIRE(t_spz_v4_from_v3(v3, v4, ext, sizeof ext, 0));

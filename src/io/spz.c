@@ -371,7 +371,8 @@ splat_status splat__spz_read(const char *path, splat_scene *scene, splat_load_in
     else if (size >= 4 && splat__load_u32(f) == SPZ_MAGIC) st = read_ngsp(path, f, size, &raw, &s, info, err);
     else st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: not an SPZ file (neither gzip nor an NGSP header)", path);
     if (st == SPLAT_OK) st = splat__scene_init(scene, s.n, err);
-    if (st == SPLAT_OK) {
+    /* an empty version-4 file has no streams, and no data to point into */
+    if (st == SPLAT_OK && s.n > 0) {
         const uint32_t n = s.n, dim = k_dim[s.degree];
         const uint8_t *pos = s.data, *alpha = pos + (size_t)n * s.pos_bytes, *col = alpha + n;
         const uint8_t *scl = col + (size_t)n * 3, *rot = scl + (size_t)n * 3, *shp = rot + (size_t)n * s.rot_bytes;
