@@ -160,17 +160,27 @@ static double eval_psnr(const char *scene, const char *data)
     return p;
 }
 
-/* The demo scene trained by splatc, converted by each writer to each lossy format, evaluated. */
+/* The demo scene trained by splatc, converted by each writer to each lossy format, evaluated on its
+ * held-out views. splatc's files must stay within 0.15 dB of the trained scene. splat-transform's
+ * are measured and printed; what is checked of them is splatc's reading: `splatc eval` on the
+ * tool's file gives the PSNR of the tool's own decoding of it (the tool's PLY of its file), to
+ * 0.01 dB. (Their losses are the tool's encoders': on a briefly trained scene the compressed PLY's
+ * SH bytes turn the untrained zero bands into +-1/64, docs/FORMATS.md.) */
 SPLAT_TEST(interop_demo_psnr)
 {
     char data[600], trained[600], args[2048], ply[700];
     snprintf(data, sizeof data, "%s", t_path("demo"));
     snprintf(trained, sizeof trained, "%s", t_path("trained"));
-    snprintf(args, sizeof args, "demo '%s' --size 64 --views 24 -q", data);
+    snprintf(args, sizeof args, "demo '%s' --size 48 --views 16 -q", data);
     T_REQUIRE(splatc(args));
-    /* past step 1000, so the SH above degree 0 are trained too */
-    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 1300 --eval --no-renders -q", data, trained);
-    T_REQUIRE(splatc(args));
+    /* past step 1000, so the SH of degree 1 are trained too; without the validation layers, which
+     * the training tests run under and which would triple this one's time */
+    char cmd[2048], *out;
+    snprintf(cmd, sizeof cmd, "env -u SPLAT_VALIDATE %s train '%s' -o '%s' --steps 1100 --eval --no-renders -q",
+             SPLAT_CLI_PATH, data, trained);
+    int rc = run(cmd, &out);
+    T_REQUIRE(rc == 0, "train: exit %d: %s", rc, out);
+    free(out);
     snprintf(ply, sizeof ply, "%s/point_cloud.ply", trained);
     double base = eval_psnr(ply, data);
     printf("trained demo: PSNR %.3f on its held-out views\n", base);
@@ -184,6 +194,16 @@ SPLAT_TEST(interop_demo_psnr)
             double p = eval_psnr(file, data);
             const char *base_name = strrchr(file, '/');
             printf("  %s: PSNR %.3f (%+.3f dB)\n", base_name ? base_name + 1 : file, p, p - base);
-            T_CHECK(p >= base - 0.15, "%s: PSNR %.3f, %.3f dB below the trained scene's %.3f", file, p, base - p, base);
+            if (!who) {
+                T_CHECK(p >= base - 0.15, "%s: PSNR %.3f, %.3f dB below the trained scene's %.3f", file, p, base - p, base);
+                continue;
+            }
+            char decoded[600];
+            snprintf(decoded, sizeof decoded, "%s", t_path("tool_decoded%zu.ply", f));
+            snprintf(args, sizeof args, "'%s' '%s'", file, decoded);
+            T_REQUIRE(tool(args));
+            double q = eval_psnr(decoded, data);
+            T_CHECK(fabs(p - q) <= 0.01, "%s: splatc reads it to PSNR %.3f, splat-transform's decoding gives %.3f", file,
+                    p, q);
         }
 }
