@@ -271,6 +271,18 @@ SPLAT_TEST(io_ply_bad_input)
     T_OK(splat__ply_read(path, &ok, NULL, &err), &err); /* the control: this one is fine */
     T_CHECK(ok.count == 2 && ok.sh_degree == 0 && ok.log_scales[5] == 9.0f);
     splat_scene_free(&ok);
+    /* an opacity of exactly 0 or 1, as splat-transform writes its logit (-inf, inf): read as the
+     * nearest finite one; an infinite position is still refused */
+    write_text(path, "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\nproperty float z\n"
+                     "property float f_dc_0\nproperty float f_dc_1\nproperty float f_dc_2\nproperty float opacity\n"
+                     "property float scale_0\nproperty float scale_1\nproperty float scale_2\nproperty float rot_0\n"
+                     "property float rot_1\nproperty float rot_2\nproperty float rot_3\nend_header\n"
+                     "1 2 3 4 5 6 inf 7 8 9 1 0 0 0\n1 2 3 4 5 6 -inf 7 8 9 1 0 0 0\n");
+    T_OK(splat__ply_read(path, &ok, NULL, &err), &err);
+    T_CHECK(ok.opacities[0] > 13 && ok.opacities[0] < 14 && ok.opacities[1] < -13 && ok.opacities[1] > -14,
+            "%g %g", ok.opacities[0], ok.opacities[1]);
+    T_CHECK(ok.count == 2 && ok.sh_degree == 0 && ok.log_scales[5] == 9.0f);
+    splat_scene_free(&ok);
     write_text(path, "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\nproperty float z\n"
                      "property float f_dc_0\nproperty float f_dc_1\nproperty float f_dc_2\nproperty float opacity\n"
                      "property float scale_0\nproperty float scale_1\nproperty float scale_2\nproperty float rot_0\n"

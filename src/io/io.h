@@ -149,8 +149,9 @@ splat_status splat__ply_write(const char *path, const splat_scene *scene, splat_
 /* Reads that layout (binary little-endian or ASCII, f_rest of degree 0..3, in any property order,
  * float or double; nx ny nz optional and ignored; other elements ignored; other vertex properties,
  * of any scalar type, skipped and named in info->warning), and the compressed layout of
- * splat__ply_compressed_write, told apart by the header. Missing properties, non-finite values and
- * truncation are errors naming the file. */
+ * splat__ply_compressed_write, told apart by the header. An opacity of -inf or +inf (an opacity
+ * of exactly 0 or 1, as splat-transform writes it) reads as the logit of 1e-6 or 1 - 1e-6; missing
+ * properties, other non-finite values and truncation are errors naming the file. */
 splat_status splat__ply_read(const char *path, splat_scene *scene, splat_load_info *info, splat_error *err);
 /* PlayCanvas's compressed PLY (ply_compressed.c); read through splat__ply_read. */
 splat_status splat__ply_compressed_write(const char *path, const splat_scene *scene, splat_error *err);

@@ -216,6 +216,11 @@ static splat_status store_row(const char *path, const prop_map *m, const double 
     for (uint32_t k = 0; k < m->n; k++) {
         int slot = m->slot[k];
         if (slot < 0 || (slot >= SLOT_N && slot < SLOT_DC)) continue;
+        if (slot == SLOT_OPACITY && isinf(v[k])) {
+            /* splat-transform writes the logit of an opacity byte of 0 or 255 as -inf or +inf */
+            s->opacities[i] = splat__logit_clamped(v[k] > 0 ? 1.0 : 0.0);
+            continue;
+        }
         if (!splat__finite_float(v[k])) {
             char name[32];
             slot_name(slot, name, sizeof name);
