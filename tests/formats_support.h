@@ -6,6 +6,7 @@
 #define SPLAT_TEST_FORMATS_SUPPORT_H
 
 #include "harness.h"
+#include "io/io.h"
 
 /* n Gaussians of SH degree `degree`: centres on a jittered grid of `spacing` (any two at least
  * 0.4 spacing apart) around `centre`, log-scales in [-7, 1], random rotations (not normalised),
@@ -34,5 +35,28 @@ double tf_colour(float dc);
 double tf_sigmoid(double x);
 /* Prints the errors as a line ("name: pos max .. mean .., ...") for the report. */
 void tf_print(const char *what, const tf_err *e);
+
+/* Which encoder wrote a file: the bounds follow from how it rounds (splat-transform truncates where
+ * splatc rounds, and quantises SPZ's SH more coarsely). */
+typedef enum tf_encoder { ENC_SPLATC, ENC_TOOL } tf_encoder;
+
+/* SOG's codebooks and means range, from meta.json. */
+typedef struct sog_meta {
+    float scales[256], sh0[256], shn[256];
+    int n_scales, n_sh0, n_shn;
+    double lo[3], hi[3];
+    uint32_t palette;
+} sog_meta;
+
+/* Reads meta.json of a .sog bundle, or of a SOG folder (path of its meta.json). */
+bool tf_sog_meta(const char *path, sog_meta *m);
+/* The codebook entry nearest v (a plain scan, independent of io/quantize.c). */
+float tf_nearest_entry(const float *cb, int n, double v);
+/* Checks `got` (decoded from a file of `format`) against `want`, Gaussian by Gaussian within the
+ * bounds docs/FORMATS.md derives for that format and encoder; errors [TF_ATTRS] receive what was
+ * measured. SOG needs its meta (codebooks). The SH of splat-transform's SOG is a shared palette with
+ * no per-Gaussian bound: checked as a whole (it must explain more than 20 % of the variance). */
+void tf_check(splat_file_format format, tf_encoder enc, const splat_scene *want, const splat_scene *got,
+              const sog_meta *meta, tf_err *errors);
 
 #endif

@@ -12,17 +12,6 @@
 #include "formats_support.h"
 #include "io_fixtures.h"
 
-typedef enum tf_encoder { ENC_SPLATC, ENC_TOOL } tf_encoder;
-typedef struct sog_meta {
-    float scales[256], sh0[256], shn[256];
-    int n_scales, n_sh0, n_shn;
-    double lo[3], hi[3];
-    uint32_t palette;
-} sog_meta;
-bool tf_sog_meta(const char *path, sog_meta *m);
-void tf_check(splat_file_format format, tf_encoder enc, const splat_scene *want, const splat_scene *got,
-              const sog_meta *meta, tf_err *errors);
-
 /* Runs a shell command, its output captured into *out (caller frees); the exit code. */
 static int run(const char *cmd, char **out)
 {
