@@ -49,6 +49,11 @@ void fuzz_check(splat_status st, const splat_error *err, const char *prefix, con
         }                                                                                 \
     } while (0)
 
+/* Reads the scene file `path` with splat__scene_read (the format by its name) and checks the
+ * contract: on failure nothing allocated; on success count = capacity, degree 0..3, every value
+ * finite. Frees what it got. */
+void fuzz_read_scene(const char *path, const char *what);
+
 /* The images the COLMAP seeds name (images/ and images_2/ of a scene): PNGs of several
  * kinds, a JPEG, a name with a space. */
 #define FUZZ_COLMAP_IMAGES 4

@@ -10,7 +10,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_write(path, data, size);
     splat_scene s;
     splat_error err = {0};
-    splat_status st = splat__ply_read(path, &s, &err);
+    splat_status st = splat__ply_read(path, &s, NULL, &err);
     fuzz_check(st, &err, path, "splat__ply_read");
     if (st != SPLAT_OK) {
         FUZZ_ASSERT(!s.means && !s.sh && !s.count, "a failed read left a scene");

@@ -249,6 +249,80 @@ static void ply_seeds(void)
     tb_free(&b);
 }
 
+/* ------------------------------------------------------------- the other scene formats */
+
+static void random_scene(splat_scene *s, uint32_t n, uint32_t degree)
+{
+    splat_error err = {0};
+    ok(splat__scene_init(s, n, &err), &err);
+    s->count = n, s->sh_degree = degree;
+    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
+        float *a = *splat__scene_group(s, g);
+        for (uint32_t i = 0; i < n * splat__groups[g].width; i++) a[i] = (float)t_uniform(-2, 2);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t k = (degree + 1) * (degree + 1) * 3; k < SPLAT_SH_COEFFS * 3; k++) s->sh[(size_t)i * 48 + k] = 0;
+}
+
+static void scene_seeds(void)
+{
+    static const char *const images[7] = {"means_l.webp", "means_u.webp", "quats.webp", "scales.webp", "sh0.webp",
+                                          "shN_centroids.webp", "shN_labels.webp"};
+    for (uint32_t degree = 0; degree <= 3; degree++) {
+        splat_scene s;
+        splat_error err = {0};
+        random_scene(&s, 3 + 5 * degree, degree);
+        char name[32];
+        snprintf(name, sizeof name, "degree_%u", degree);
+        /* compressed PLY goes through the PLY reader, which tells it by its header */
+        const char *cp = fuzz_path("s.compressed.ply");
+        ok(splat__ply_compressed_write(cp, &s, &err), &err);
+        snprintf(name, sizeof name, "compressed_degree_%u", degree);
+        seed_file("ply", name, cp);
+        snprintf(name, sizeof name, "degree_%u", degree);
+        const char *sp = fuzz_path("s.splat");
+        ok(splat__splat_write(sp, &s, &err), &err);
+        if (degree == 0) seed_file("splat", "records", sp);
+        const char *zp = fuzz_path("s.spz"), *z4 = fuzz_path("s4.spz");
+        ok(splat__spz_write(zp, &s, &err), &err);
+        seed_file("spz", name, zp);
+        static const uint8_t ext[12] = {0x03, 0x00, 0xbe, 0xad, 4, 0, 0, 0, 6, 0, 0, 0};
+        if (!t_spz_v4_from_v3(zp, z4, degree == 2 ? ext : NULL, degree == 2 ? sizeof ext : 0, 0)) {
+            fprintf(stderr, "fuzz_seeds: cannot write %s\n", z4);
+            exit(1);
+        }
+        snprintf(name, sizeof name, "v4_degree_%u", degree);
+        seed_file("spz", name, z4);
+        snprintf(name, sizeof name, "degree_%u", degree);
+        const char *gp = fuzz_path("s.sog");
+        ok(splat__sog_write(gp, &s, &err), &err);
+        seed_file("sog", name, gp);
+        char dir[600], meta[700];
+        snprintf(dir, sizeof dir, "%s", fuzz_path("sogdir"));
+        fuzz_mkdir(dir);
+        snprintf(meta, sizeof meta, "%s/meta.json", dir);
+        for (int k = 0; k < 7; k++) {
+            char p[700];
+            snprintf(p, sizeof p, "%s/%s", dir, images[k]);
+            fuzz_remove(p);
+        }
+        ok(splat__sog_write(meta, &s, &err), &err);
+        tbuf b = {0};
+        part(&b, meta);
+        for (int k = 0; k < 7; k++) {
+            char p[700];
+            snprintf(p, sizeof p, "%s/%s", dir, images[k]);
+            size_t n;
+            uint8_t *x = t_read(p, &n);
+            if (x) part(&b, p), free(x);
+            else tb_u8(&b, 0), tb_u8(&b, 0);
+        }
+        seed("sog_folder", name, b.p, b.n);
+        tb_free(&b);
+        splat__scene_free(&s);
+    }
+}
+
 /* ---------------------------------------------------------------------- checkpoints */
 
 static void ckpt_seeds(void)
@@ -389,6 +463,7 @@ int main(int argc, char **argv)
     nerf_seeds();
     transforms_seeds();
     ply_seeds();
+    scene_seeds();
     ckpt_seeds();
     camera_seeds();
     image_seeds();

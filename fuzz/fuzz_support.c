@@ -232,3 +232,32 @@ void fuzz_load_dataset(const char *scene, uint8_t flags, const char *prefix)
         FUZZ_ASSERT(isfinite(ds.points[i]), "point %llu is not finite", (unsigned long long)i / 3);
     splat__dataset_free(&ds);
 }
+
+/* --------------------------------------------------------------------------- scenes */
+
+void fuzz_read_scene(const char *path, const char *what)
+{
+    splat_scene s;
+    splat_load_info info;
+    splat_error err = {0};
+    splat_status st = splat__scene_read(path, &s, &info, &err);
+    fuzz_check(st, &err, path, what);
+    if (st != SPLAT_OK) {
+        FUZZ_ASSERT(!s.means && !s.sh && !s.count && !info.warning[0], "a failed read left a scene or a warning");
+        return;
+    }
+    FUZZ_ASSERT(s.count == s.capacity && s.sh_degree <= 3, "count %u, capacity %u, degree %u", s.count, s.capacity,
+                s.sh_degree);
+    FUZZ_ASSERT(!info.warning[0] || strncmp(info.warning, path, strlen(path)) == 0, "the warning does not name the "
+                "file: %s", info.warning);
+    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
+        const float *a = splat__scene_group_c(&s, g);
+        for (uint64_t i = 0; i < (uint64_t)s.count * splat__groups[g].width; i++)
+            FUZZ_ASSERT(isfinite(a[i]), "%s[%llu] is not finite", splat__groups[g].name, (unsigned long long)i);
+    }
+    /* SH above the degree read are zero */
+    for (uint32_t i = 0; i < s.count; i++)
+        for (uint32_t k = (s.sh_degree + 1) * (s.sh_degree + 1) * 3; k < SPLAT_SH_COEFFS * 3; k++)
+            FUZZ_ASSERT(s.sh[(size_t)i * SPLAT_SH_COEFFS * 3 + k] == 0.0f, "Gaussian %u: SH %u above the degree", i, k);
+    splat__scene_free(&s);
+}

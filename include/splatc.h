@@ -229,12 +229,15 @@ typedef struct splat_train_desc {
     bool eval;                       /* hold out every 8th image (COLMAP; NeRF-synthetic has its own test split) */
     uint32_t steps;                  /* 0: 30000 */
     splat_render_desc render;        /* how training renders; sh_degree is the largest degree trained (0: 3, or
-                                        less when init_ply has less), reached one degree per 1000 steps */
+                                        less when init_ply or init_scene has less), reached one degree per 1000 steps */
     splat_background background;     /* 0: AUTO */
     splat_strategy strategy;         /* 0: SPLAT_STRATEGY_DEFAULT */
     uint64_t seed;                   /* the run's seed (0 is a seed like any other) */
     uint32_t init_points;            /* random initialisation when the scene has no points: 0 = 100000 */
-    const char *init_ply;            /* start from these Gaussians instead (evaluation, fine-tuning) */
+    const char *init_ply;            /* start from the Gaussians of this file (any format splat_scene_load reads) instead (evaluation, fine-tuning) */
+    const splat_scene *init_scene;   /* start from a copy of these Gaussians instead (wins over init_ply, which then
+                                        only names them in messages): a caller that loaded the file itself; read during
+                                        splat_trainer_init only */
     /* Called every progress_ms (0: 250) from the training thread. */
     void (*progress)(void *user, const splat_train_progress *p);
     void *progress_user;
@@ -313,9 +316,60 @@ SPLAT_API void splat_trainer_free(splat_trainer *t);
 
 /* ------------------------------------------------------------------ files */
 
-/* Reads and writes Gaussians in the PLY layout standard viewers use (binary little-endian:
- * x y z, nx ny nz, f_dc_0..2, f_rest_* channel-major, opacity, scale_0..2, rot_0..3).
- * Writing is atomic. */
+/* Gaussian scene files. The format follows the path's name (splat_file_format_of); reading a
+ * .ply tells the 3DGS layout from the compressed one by its content. Each format stores what it
+ * stores: docs/FORMATS.md lists, per format and attribute, what is kept and the largest error a
+ * round trip through it adds.
+ *
+ *     .ply              the 3DGS layout viewers read (x y z, nx ny nz, f_dc_0..2, f_rest_*, opacity,
+ *                       scale_0..2, rot_0..3), float: exact. Reading also takes ASCII, double, any
+ *                       property order, and other trainers' extra properties (skipped, one warning)
+ *     .compressed.ply   PlayCanvas's chunked, quantised PLY (256 Gaussians a chunk)
+ *     .splat            antimatter15's 32-byte records: SH degree 0
+ *     .spz              Niantic's SPZ (written: version 3, gzip; read: versions 1-4, v4 with zstd)
+ *     .sog              PlayCanvas's SOG, a zip of WebP images and meta.json
+ *     meta.json         the same SOG as a folder (any name ending in meta.json)
+ *
+ * Writers are atomic (a temporary file, then a rename); a SOG folder's meta.json is written last,
+ * so the folder holds either the old scene or the new one once it is complete. Readers are safe on
+ * untrusted input: a malformed, truncated or lying file is an error naming the file and the
+ * problem, and nothing is allocated for counts the file's bytes cannot back. */
+typedef enum splat_file_format {
+    SPLAT_FILE_UNKNOWN = 0,
+    SPLAT_FILE_PLY,
+    SPLAT_FILE_COMPRESSED_PLY,
+    SPLAT_FILE_SPLAT,
+    SPLAT_FILE_SPZ,
+    SPLAT_FILE_SOG,
+    SPLAT_FILE_SOG_FOLDER,
+    SPLAT_FILE_FORMAT_COUNT
+} splat_file_format;
+
+/* The format a path names by its extension (case-insensitive), or SPLAT_FILE_UNKNOWN. */
+SPLAT_API splat_file_format splat_file_format_of(const char *path);
+/* A short name ("ply", "compressed.ply", "splat", "spz", "sog", "sog folder"); never NULL. */
+SPLAT_API const char *splat_file_format_name(splat_file_format format);
+/* The highest SH degree the format stores (0 for .splat, 3 for the others): a scene of a higher
+ * degree loses its coefficients above it when saved there. */
+SPLAT_API uint32_t splat_file_format_sh_degree(splat_file_format format);
+
+/* What a load found besides the Gaussians. */
+typedef struct splat_load_info {
+    splat_file_format format;        /* what the file turned out to be */
+    char warning[512];               /* "" or one line naming the file and what was skipped (e.g. another
+                                        trainer's extra PLY properties) */
+} splat_load_info;
+
+/* Reads the Gaussians of `path` in the format its name says. `scene` is initialised here (count =
+ * capacity; SH above the file's degree are 0; free with splat_scene_free); on failure it is left
+ * empty. `info` may be NULL. */
+SPLAT_API splat_status splat_scene_load(const char *path, splat_scene *scene, splat_load_info *info,
+                                        splat_error *err);
+/* Writes `scene` in the format the path's name says, atomically. A non-finite value is
+ * SPLAT_ERR_NONFINITE naming the Gaussian, and leaves an existing file untouched. */
+SPLAT_API splat_status splat_scene_save(const char *path, const splat_scene *scene, splat_error *err);
+
+/* The PLY layout alone, whatever the path's name (reading: the 3DGS or the compressed layout). */
 SPLAT_API splat_status splat_scene_load_ply(const char *path, splat_scene *scene, splat_error *err);
 SPLAT_API splat_status splat_scene_save_ply(const char *path, const splat_scene *scene, splat_error *err);
 

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Installs what splatc needs to build and run on Debian/Ubuntu (only what is missing). --test adds
 # what the suite needs besides: the real tools it checks against (COLMAP, for
-# io_distortion_vs_colmap; ffmpeg, for cli_orbit_video's video: on bookworm 77 packages, 50 MiB
-# to download, 146 MiB installed), clang with libFuzzer's runtime for the fuzz build (fuzz/), numpy
-# for the Python module's tests (python_*, run with Debian's /usr/bin/python3) and dpkg-dev for
-# dpkg-shlibdeps, which `cpack -G DEB` runs (install_deb).
+# io_distortion_vs_colmap; node and npm, which install splat-transform for the interop_* tests;
+# ffmpeg, for cli_orbit_video's video: on bookworm 77 packages, 50 MiB to download, 146 MiB
+# installed), clang with libFuzzer's runtime for the fuzz build (fuzz/), numpy for the Python
+# module's tests (python_*, run with Debian's /usr/bin/python3) and dpkg-dev for dpkg-shlibdeps,
+# which `cpack -G DEB` runs (install_deb).
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config glslc libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
-      libpng-dev libjpeg-dev libcjson-dev zlib1g-dev)
+      libpng-dev libjpeg-dev libcjson-dev zlib1g-dev libwebp-dev libzstd-dev)
 test_tools=0
-[ "${1:-}" = "--test" ] && test_tools=1 && pkgs+=(colmap ffmpeg clang python3-numpy dpkg-dev)
+[ "${1:-}" = "--test" ] && test_tools=1 && pkgs+=(colmap ffmpeg clang nodejs python3-numpy dpkg-dev)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 updated=0
@@ -33,6 +34,9 @@ install_missing() {
 install_missing "${pkgs[@]}"
 
 [ "$test_tools" -eq 1 ] || exit 0
+# npm: Debian's package, unless the nodejs installed brings its own (NodeSource's does, and
+# conflicts with Debian's npm).
+command -v npm >/dev/null || install_missing npm
 # libFuzzer's runtime (libclang_rt.fuzzer) comes apart from clang on Debian, named after clang's
 # major version: libclang-rt-14-dev on bookworm. Where no such package exists (older releases
 # ship it in libclang-common-N-dev, which clang depends on), there is nothing to add.

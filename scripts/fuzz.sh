@@ -22,7 +22,7 @@ for bin in "$out"/fuzz_*; do
   [ "$h" != seeds ] && [ -x "$bin" ] || continue
   mkdir -p "$out/corpus/$h"
   log=$out/logs/$h.log
-  case $h in nerf | transforms | cameras) dict=fuzz/json.dict ;; *) dict=fuzz/$h.dict ;; esac
+  case $h in nerf | transforms | cameras | sog_folder) dict=fuzz/json.dict ;; *) dict=fuzz/$h.dict ;; esac
   opts=(-max_total_time="$secs" -timeout=10 -print_final_stats=1 -artifact_prefix="$out/artifacts/$h-")
   [ -f "$dict" ] && opts+=(-dict="$dict")
   if ! "$bin" "${opts[@]}" "$out/corpus/$h" "$out/seeds/$h" >"$log" 2>&1; then

@@ -49,6 +49,13 @@ bool t_write_jpeg_coded(const char *path, uint32_t w, uint32_t h, int components
 /* A small random RGB PNG of the given size. */
 bool t_write_random_png(const char *path, uint32_t w, uint32_t h);
 
+/* ---------------------------------------------------------------------------- SPZ */
+
+/* Rewrites a version-3 SPZ (gzip, as splatc writes it) as version 4 (a 32-byte header, a table of
+ * contents, one zstd stream per attribute), with extension records ext [ext_n] (may be empty) and
+ * flags_extra or'ed into the flags: a writer of the layout independent of src/io/spz.c. */
+bool t_spz_v4_from_v3(const char *v3, const char *v4, const uint8_t *ext, size_t ext_n, uint8_t flags_extra);
+
 /* ----------------------------------------------------------------------- COLMAP */
 
 typedef struct t_cam {

@@ -60,7 +60,7 @@ SPLAT_TEST(cli_usage_errors)
                 "%s: exit %d: %s", bad[k], rc, out);
         free(out);
     }
-    const char *cmds[] = {"render", "eval", "demo", "info"};
+    const char *cmds[] = {"render", "eval", "demo", "info", "convert"};
     for (size_t k = 0; k < SPLAT_COUNTOF(cmds); k++) {
         char a[64];
         snprintf(a, sizeof a, "%s --help", cmds[k]);
@@ -398,4 +398,94 @@ SPLAT_TEST(cli_transforms_json)
     }
     printf("  held-out PSNR: COLMAP %.3f dB, transforms.json %.3f dB\n", psnr[0], psnr[1]);
     T_CHECK(fabs(psnr[0] - psnr[1]) < 0.2, "COLMAP %.3f dB, transforms.json %.3f dB", psnr[0], psnr[1]);
+}
+
+/* Counts the lines of `text` that contain `part`. */
+static int lines_with(const char *text, const char *part)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, part)); p += strlen(part)) n++;
+    return n;
+}
+
+/* convert end to end: a PLY from another trainer (extra properties of several types, a face
+ * element) converts with exactly one warning naming what was skipped, and render and train
+ * --init-ply read it the same way; bad arguments and files fail before anything is written. */
+SPLAT_TEST(cli_convert)
+{
+    char path[600], spz[600], args[2048], *out;
+    snprintf(path, sizeof path, "%s", splat_test_path("other.ply"));
+    snprintf(spz, sizeof spz, "%s", splat_test_path("other.spz"));
+    const uint32_t n = 50 + (uint32_t)t_uniform(0, 100);
+    FILE *f = fopen(path, "wb");
+    T_REQUIRE(f);
+    fprintf(f, "ply\nformat binary_little_endian 1.0\ncomment from another trainer\nelement vertex %u\n"
+               "property float x\nproperty float y\nproperty float z\nproperty float nx\nproperty float ny\n"
+               "property float nz\nproperty uchar red\nproperty uchar green\nproperty uchar blue\n"
+               "property float f_dc_0\nproperty float f_dc_1\nproperty float f_dc_2\n", n);
+    for (int k = 0; k < 9; k++) fprintf(f, "property float f_rest_%d\n", k);
+    fprintf(f, "property float opacity\nproperty float filter_3D\nproperty float scale_0\nproperty float scale_1\n"
+               "property float scale_2\nproperty float rot_0\nproperty float rot_1\nproperty float rot_2\n"
+               "property float rot_3\nelement face 0\nproperty list uchar int vertex_indices\nend_header\n");
+    for (uint32_t i = 0; i < n; i++) {
+        float v[3 + 3];
+        for (int k = 0; k < 3; k++) v[k] = (float)t_uniform(-1, 1), v[3 + k] = 0;
+        fwrite(v, 4, 6, f);
+        uint8_t rgb[3] = {(uint8_t)i, 7, 9};
+        fwrite(rgb, 1, 3, f);
+        float w[3 + 9 + 1 + 1 + 3 + 4];
+        for (int k = 0; k < 12; k++) w[k] = (float)t_uniform(-0.5, 0.5);
+        w[12] = (float)t_uniform(-2, 2), w[13] = 0.001f;
+        for (int k = 14; k < 17; k++) w[k] = (float)t_uniform(-5, -3);
+        w[17] = 1, w[18] = w[19] = w[20] = 0;
+        fwrite(w, 4, 21, f);
+    }
+    fclose(f);
+    snprintf(args, sizeof args, "convert '%s' '%s'", path, spz);
+    int rc = run_cli(args, &out);
+    T_CHECK(rc == 0 && lines_with(out, "warning") == 1 && strstr(out, "other.ply: skipped 4 vertex properties") &&
+            strstr(out, "red, green, blue, filter_3D"),
+            "exit %d: %s", rc, out);
+    T_CHECK(strstr(out, "spz") && strstr(out, "SH degree 1"), "%s", out);
+    free(out);
+    splat_scene s;
+    splat_error err = {0};
+    splat_load_info info;
+    T_OK(splat_scene_load(spz, &s, &info, &err), &err);
+    T_CHECK(s.count == n && s.sh_degree == 1 && info.format == SPLAT_FILE_SPZ && !info.warning[0]);
+    splat_scene_free(&s);
+    /* render reads it the same way, and says so once */
+    snprintf(args, sizeof args, "render '%s' --camera 16,12,15,15,8,6,1,0,0,0,0,0,3 -o '%s' -q", path,
+             splat_test_path("r"));
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 0 && lines_with(out, "warning") == 1 && strstr(out, "filter_3D"), "exit %d: %s", rc, out);
+    free(out);
+    /* a .splat keeps degree 0 and says what it drops */
+    snprintf(args, sizeof args, "convert '%s' '%s' -q", spz, splat_test_path("o.splat"));
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 0 && strstr(out, "stores SH degree 0; the scene's coefficients of degree 1 are dropped"), "%s", out);
+    free(out);
+    /* an output type splatc does not know: a usage error, nothing read or written */
+    snprintf(args, sizeof args, "convert '%s' '%s'", path, splat_test_path("o.obj"));
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 2 && strstr(out, "o.obj: unknown output type") && !exists(splat_test_path("o.obj")), "%d: %s", rc, out);
+    free(out);
+    /* input that is missing, or bad: exit 1, the file named, no output */
+    snprintf(args, sizeof args, "convert '%s' '%s'", splat_test_path("none.sog"), splat_test_path("o2.spz"));
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 1 && strstr(out, "none.sog") && !exists(splat_test_path("o2.spz")), "%d: %s", rc, out);
+    free(out);
+    f = fopen(splat_test_path("bad.spz"), "wb");
+    T_REQUIRE(f);
+    fputs("\x1f\x8b not gzip", f);
+    fclose(f);
+    snprintf(args, sizeof args, "convert '%s' '%s'", splat_test_path("bad.spz"), splat_test_path("o3.ply"));
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 1 && strstr(out, "bad.spz: ") && !exists(splat_test_path("o3.ply")), "%d: %s", rc, out);
+    free(out);
+    /* an output folder that does not exist: the writer's error names it */
+    snprintf(args, sizeof args, "convert '%s' '%s'", spz, splat_test_path("nodir/meta.json"));
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 1 && strstr(out, "nodir/"), "%d: %s", rc, out);
+    free(out);
 }

@@ -99,7 +99,7 @@ SPLAT_TEST(io_ply_round_trip)
         tb_free(&want);
         free(bytes);
 
-        T_OK(splat__ply_read(path, &back, &err), &err);
+        T_OK(splat__ply_read(path, &back, NULL, &err), &err);
         T_REQUIRE(back.count == n && back.sh_degree == degree, "count %u degree %u", back.count, back.sh_degree);
         for (uint32_t i = 0; i < n; i++) {
             for (int k = 0; k < 3; k++) {
@@ -164,7 +164,7 @@ SPLAT_TEST(io_ply_foreign_layouts)
         const char *path = t_path("foreign%d.ply", trial);
         write_foreign_ply(path, &s, ascii, trial < 4);
         splat_error err = {0};
-        T_OK(splat__ply_read(path, &back, &err), &err);
+        T_OK(splat__ply_read(path, &back, NULL, &err), &err);
         T_REQUIRE(back.count == s.count && back.sh_degree == s.sh_degree);
         char names[64][24];
         int np = expected_names(s.sh_degree, names);
@@ -185,7 +185,7 @@ static void expect_ply_fail(const char *path, splat_status want, const char *wha
 {
     splat_error err = {0};
     splat_scene s;
-    splat_status st = splat__ply_read(path, &s, &err);
+    splat_status st = splat__ply_read(path, &s, NULL, &err);
     if (st != want || !t_has(err.msg, path) || !t_has(err.msg, what))
         splat_test_fail(__FILE__, line, "expected failure", "got %s: \"%s\"; wanted %s naming %s and \"%s\"",
                         splat_status_str(st), err.msg, splat_status_str(want), path, what);
@@ -246,8 +246,13 @@ SPLAT_TEST(io_ply_bad_input)
     free(nan_bytes);
 
     /* header problems, each named */
+    /* an unknown property is skipped (other trainers add their own), but what is missing still fails */
     write_text(path, "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float foo\nend_header\n1 2\n");
-    EXPECT_PLY_FAIL(path, SPLAT_ERR_FORMAT, "unknown vertex property \"foo\"");
+    EXPECT_PLY_FAIL(path, SPLAT_ERR_FORMAT, "lacks property \"y\"");
+    write_text(path, "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float f_rest_45\nend_header\n1 2\n");
+    EXPECT_PLY_FAIL(path, SPLAT_ERR_UNSUPPORTED, "f_rest_45\": SH above degree 3");
+    write_text(path, "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty list uchar int idx\nend_header\n1 2\n");
+    EXPECT_PLY_FAIL(path, SPLAT_ERR_UNSUPPORTED, "\"idx\" is a list");
     write_text(path, "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\n"
                      "property float f_dc_0\nproperty float f_dc_1\nproperty float f_dc_2\nproperty float scale_0\n"
                      "property float scale_1\nproperty float scale_2\nproperty float rot_0\nproperty float rot_1\n"
@@ -265,7 +270,19 @@ SPLAT_TEST(io_ply_bad_input)
                      "property float rot_1\nproperty float rot_2\nproperty float rot_3\nend_header\n"
                      "1 2 3 4 5 6 0.5 7 8 9 1 0 0 0\n1 2 3 4 5 6 0.5 7 8 9 1 0 0 0\n");
     splat_scene ok;
-    T_OK(splat__ply_read(path, &ok, &err), &err); /* the control: this one is fine */
+    T_OK(splat__ply_read(path, &ok, NULL, &err), &err); /* the control: this one is fine */
+    T_CHECK(ok.count == 2 && ok.sh_degree == 0 && ok.log_scales[5] == 9.0f);
+    splat_scene_free(&ok);
+    /* an opacity of exactly 0 or 1, as splat-transform writes its logit (-inf, inf): read as the
+     * nearest finite one; an infinite position is still refused */
+    write_text(path, "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\nproperty float z\n"
+                     "property float f_dc_0\nproperty float f_dc_1\nproperty float f_dc_2\nproperty float opacity\n"
+                     "property float scale_0\nproperty float scale_1\nproperty float scale_2\nproperty float rot_0\n"
+                     "property float rot_1\nproperty float rot_2\nproperty float rot_3\nend_header\n"
+                     "1 2 3 4 5 6 inf 7 8 9 1 0 0 0\n1 2 3 4 5 6 -inf 7 8 9 1 0 0 0\n");
+    T_OK(splat__ply_read(path, &ok, NULL, &err), &err);
+    T_CHECK(ok.opacities[0] > 13 && ok.opacities[0] < 14 && ok.opacities[1] < -13 && ok.opacities[1] > -14,
+            "%g %g", ok.opacities[0], ok.opacities[1]);
     T_CHECK(ok.count == 2 && ok.sh_degree == 0 && ok.log_scales[5] == 9.0f);
     splat_scene_free(&ok);
     write_text(path, "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\nproperty float z\n"
@@ -321,7 +338,7 @@ SPLAT_TEST(io_ply_write_is_atomic)
         if (isnan(b.quats[i])) b.quats[i] = 0.5f;
     T_OK(splat__ply_write(path, &b, &err), &err);
     splat_scene back;
-    T_OK(splat__ply_read(path, &back, &err), &err);
+    T_OK(splat__ply_read(path, &back, NULL, &err), &err);
     T_CHECK(back.count == n && same_bits(back.quats[0], 1.0f));
     T_CHECK(t_count_entries(dir) == entries);
     splat_scene_free(&back);
@@ -708,4 +725,66 @@ SPLAT_TEST(io_atomic_removes_stale_temporaries)
     T_CHECK(t_exists(other), "another target's temporary was removed");
     T_CHECK(t_exists(unrelated), "a file not named like a temporary was removed");
     T_CHECK(t_count_entries(dir) == 4, "%d entries (the target and the three kept)", t_count_entries(dir));
+}
+
+/* A PLY as other trainers write it: extra vertex properties of several types among the known ones
+ * (Mip-Splatting's filter_3D, colours as uchar, normals, a per-Gaussian id), and a face element
+ * after the vertices. It loads, the extras skipped and named in one warning, every value right. */
+SPLAT_TEST(io_ply_other_trainers)
+{
+    for (int trial = 0; trial < 4; trial++) {
+        splat_scene s, back;
+        uint32_t degree = (uint32_t)trial;
+        random_scene(&s, 1 + rnd(300), degree);
+        char names[64][24];
+        int np = expected_names(degree, names);
+        static const char *const extra[] = {"filter_3D", "red", "green", "blue", "id"};
+        static const char *const extra_type[] = {"float", "uchar", "uchar", "uchar", "int"};
+        static const int extra_size[] = {4, 1, 1, 1, 4};
+        const char *path = t_path("other%d.ply", trial);
+        tbuf b = {0};
+        bool ascii = trial == 3;
+        tb_printf(&b, "ply\nformat %s 1.0\nelement vertex %u\n", ascii ? "ascii" : "binary_little_endian", s.count);
+        /* the extras at random places among the known properties */
+        int at[5];
+        for (int e = 0; e < 5; e++) at[e] = (int)rnd((uint32_t)np + 1);
+        for (int p = 0; p <= np; p++) {
+            for (int e = 0; e < 5; e++)
+                if (at[e] == p) tb_printf(&b, "property %s %s\n", extra_type[e], extra[e]);
+            if (p < np) tb_printf(&b, "property float %s\n", names[p]);
+        }
+        tb_printf(&b, "element face 1\nproperty list uchar int vertex_indices\nend_header\n");
+        for (uint32_t i = 0; i < s.count; i++) {
+            for (int p = 0; p <= np; p++) {
+                for (int e = 0; e < 5; e++)
+                    if (at[e] == p) {
+                        if (ascii) tb_printf(&b, "%d ", (int)rnd(200));
+                        else for (int k = 0; k < extra_size[e]; k++) tb_u8(&b, (uint8_t)rnd(256));
+                    }
+                if (p == np) continue;
+                float v = expected_value(&s, i, p, degree);
+                if (ascii) tb_printf(&b, "%.9g ", (double)v);
+                else tb_f32(&b, v);
+            }
+            if (ascii) tb_printf(&b, "\n");
+        }
+        if (ascii) tb_printf(&b, "3 0 1 2\n");
+        else tb_u8(&b, 3), tb_u32(&b, 0), tb_u32(&b, 1), tb_u32(&b, 2);
+        t_write(path, b.p, b.n);
+        tb_free(&b);
+        splat_error err = {0};
+        splat_load_info info;
+        T_OK(splat__ply_read(path, &back, &info, &err), &err);
+        T_CHECK(info.format == SPLAT_FILE_PLY, "format %d", info.format);
+        T_CHECK(t_has(info.warning, path) && t_has(info.warning, "skipped 5 vertex properties") &&
+                t_has(info.warning, "filter_3D") && t_has(info.warning, "red") && t_has(info.warning, "blue") &&
+                t_has(info.warning, "id"), "warning: \"%s\"", info.warning);
+        T_REQUIRE(back.count == s.count && back.sh_degree == degree);
+        for (uint32_t i = 0; i < s.count; i++)
+            for (int p = 0; p < np; p++)
+                T_REQUIRE(same_bits(expected_value(&back, i, p, degree), expected_value(&s, i, p, degree)),
+                          "Gaussian %u %s", i, names[p]);
+        splat_scene_free(&back);
+        splat_scene_free(&s);
+    }
 }

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 /* jpeglib.h needs stdio.h first */
 #include <jpeglib.h>
+#include <zlib.h>
+#include <zstd.h>
 
 void tb_bytes(tbuf *b, const void *data, size_t n)
 {
@@ -369,3 +371,51 @@ void t_colmap_write_images(const t_colmap *m, const char *scene, bool with_2)
         }
     }
 }
+
+/* ------------------------------------------------------------------------------ SPZ */
+
+/* SPZ version 4 (io_fixtures.h). */
+bool t_spz_v4_from_v3(const char *v3, const char *v4, const uint8_t *ext, size_t ext_n, uint8_t flags_extra)
+{
+    size_t n;
+    uint8_t *gz = t_read(v3, &n);
+    if (!gz) return false;
+    uint8_t *raw = malloc(64 << 20);
+    z_stream z = {0};
+    inflateInit2(&z, 16 + MAX_WBITS);
+    z.next_in = gz, z.avail_in = (uInt)n, z.next_out = raw, z.avail_out = 64 << 20;
+    int r = inflate(&z, Z_FINISH);
+    size_t raw_n = (size_t)z.total_out;
+    inflateEnd(&z);
+    free(gz);
+    if (r != Z_STREAM_END) return free(raw), false;
+    uint32_t count = raw[8] | raw[9] << 8 | raw[10] << 16 | (uint32_t)raw[11] << 24, degree = raw[12];
+    static const uint32_t dim[4] = {0, 3, 8, 15};
+    size_t widths[6] = {9, 1, 3, 3, 4, (size_t)dim[degree] * 3};
+    tbuf b = {0};
+    tb_u32(&b, 0x5053474e), tb_u32(&b, 4), tb_u32(&b, count);
+    int streams = 0;
+    for (int k = 0; k < 6; k++) streams += widths[k] > 0;
+    tb_u8(&b, (uint8_t)degree), tb_u8(&b, raw[13]), tb_u8(&b, (uint8_t)(flags_extra | (ext_n ? 2 : 0))), tb_u8(&b, (uint8_t)streams);
+    tb_u32(&b, (uint32_t)(32 + ext_n));
+    for (int k = 0; k < 12; k++) tb_u8(&b, 0);
+    tb_bytes(&b, ext, ext_n);
+    size_t toc = b.n, at = 16;
+    for (int k = 0; k < streams; k++) tb_u64(&b, 0), tb_u64(&b, 0);
+    for (int k = 0, j = 0; k < 6; k++) {
+        if (!widths[k]) continue;
+        size_t len = count * widths[k], cap = ZSTD_compressBound(len);
+        uint8_t *c = malloc(cap);
+        size_t cn = ZSTD_compress(c, cap, raw + at, len, 3);
+        for (int q = 0; q < 8; q++) b.p[toc + (size_t)j * 16 + (size_t)q] = (uint8_t)(cn >> (8 * q)), b.p[toc + (size_t)j * 16 + 8 + (size_t)q] = (uint8_t)(len >> (8 * q));
+        tb_bytes(&b, c, cn);
+        free(c);
+        at += len, j++;
+    }
+    (void)raw_n;
+    bool ok = t_write(v4, b.p, b.n);
+    tb_free(&b);
+    free(raw);
+    return ok;
+}
+

@@ -113,7 +113,7 @@ static splat_status run_parser(const target *t, splat_error *err)
     }
     case PLY: {
         splat_scene s;
-        st = splat__ply_read(t->open, &s, err);
+        st = splat__ply_read(t->open, &s, NULL, err);
         if (st == SPLAT_OK) splat_scene_free(&s);
         break;
     }
@@ -320,9 +320,9 @@ static splat_status run_op(fault_op op, splat_error *err)
     case OP_COLMAP_BIN: st = splat__dataset_load(&(splat_dataset_desc){.path = t_path("colmap0")}, &ds, err); break;
     case OP_COLMAP_TXT: st = splat__dataset_load(&(splat_dataset_desc){.path = t_path("colmap1")}, &ds, err); break;
     case OP_NERF: st = splat__dataset_load(&(splat_dataset_desc){.path = t_path("nerf")}, &ds, err); break;
-    case OP_PLY_READ: st = splat__ply_read(t_path(rnd(2) ? "s.ply" : "a.ply"), &s, err); break;
+    case OP_PLY_READ: st = splat__ply_read(t_path(rnd(2) ? "s.ply" : "a.ply"), &s, NULL, err); break;
     case OP_PLY_WRITE:
-        st = splat__ply_read(t_path("s.ply"), &s, err);
+        st = splat__ply_read(t_path("s.ply"), &s, NULL, err);
         splat_set_allocator(&hooks);
         if (st == SPLAT_OK) {
             st = splat__ply_write(t_path("out/s.ply"), &s, err);

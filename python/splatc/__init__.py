@@ -94,7 +94,8 @@ _PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(_TrainProg
 class _TrainDesc(ctypes.Structure):
     _fields_ = [("data", ctypes.c_char_p), ("images_factor", _u32), ("eval", _bool), ("steps", _u32),
                 ("render", _RenderDesc), ("background", _enum), ("strategy", _enum), ("seed", _u64),
-                ("init_points", _u32), ("init_ply", ctypes.c_char_p), ("progress", _PROGRESS_FN),
+                ("init_points", _u32), ("init_ply", ctypes.c_char_p), ("init_scene", ctypes.c_void_p),
+                ("progress", _PROGRESS_FN),
                 ("progress_user", ctypes.c_void_p), ("progress_ms", _u32), ("profile", _bool),
                 ("refine_start", _u32), ("refine_every", _u32), ("refine_stop", _u32), ("reset_every", _u32),
                 ("isect_capacity", _u32), ("stream_images", _bool)]
@@ -106,6 +107,10 @@ class _StageTime(ctypes.Structure):
 
 class _EvalResult(ctypes.Structure):
     _fields_ = [("n_views", _u32), ("psnr", _f64), ("ssim", _f64), ("l1", _f64), ("psnr_full", _f64), ("seconds", _f64)]
+
+
+class _LoadInfo(ctypes.Structure):
+    _fields_ = [("format", _enum), ("warning", ctypes.c_char * 512)]
 
 
 class _DemoDesc(ctypes.Structure):
@@ -141,6 +146,8 @@ _SIGNATURES = {
     "splat_trainer_free": (None, [_vp]),
     "splat_scene_load_ply": (_enum, [ctypes.c_char_p, _P(_Scene), _P(_Error)]),
     "splat_scene_save_ply": (_enum, [ctypes.c_char_p, _P(_Scene), _P(_Error)]),
+    "splat_scene_load": (_enum, [ctypes.c_char_p, _P(_Scene), _P(_LoadInfo), _P(_Error)]),
+    "splat_scene_save": (_enum, [ctypes.c_char_p, _P(_Scene), _P(_Error)]),
     "splat_write_png": (_enum, [ctypes.c_char_p, _fptr, _fptr, _u32, _u32, _P(_Error)]),
     "splat_read_cameras": (_enum, [ctypes.c_char_p, _P(_P(_Camera)), _P(_u32), _P(_Error)]),
     "splat_make_demo": (_enum, [_vp, ctypes.c_char_p, _P(_DemoDesc), _P(_Error)]),
@@ -407,6 +414,10 @@ class Scene:
         """Writes the PLY layout viewers read (atomically)."""
         save_ply(path, self)
 
+    def save(self, path):
+        """Writes the format the path's name says (.ply, .compressed.ply, .splat, .spz, .sog), atomically."""
+        save_scene(path, self)
+
     def _c(self):
         """A splat_scene over this scene's arrays (they stay alive while self does)."""
         n = self.count
@@ -449,6 +460,29 @@ def save_ply(path, scene):
         raise TypeError(f"save_ply needs a Scene, got {type(scene).__name__}")
     err = _Error()
     _check(_lib.splat_scene_save_ply(_path(path, "path"), ctypes.byref(scene._c()), ctypes.byref(err)), err)
+
+
+def load_scene(path):
+    """Reads Gaussians from any scene file splatc reads (.ply, .compressed.ply, .splat, .spz, .sog,
+    a SOG folder's meta.json; docs/FORMATS.md) into a Scene. What the file held besides (another
+    trainer's PLY properties, say) is skipped with a warnings.warn naming it."""
+    cs, info, err = _Scene(), _LoadInfo(), _Error()
+    st = _lib.splat_scene_load(_path(path, "path"), ctypes.byref(cs), ctypes.byref(info), ctypes.byref(err))
+    if st != 0:
+        _lib.splat_scene_free(ctypes.byref(cs))
+        _check(st, err)
+    if info.warning:
+        import warnings
+        warnings.warn(info.warning.decode("utf-8", "replace"), stacklevel=2)
+    return Scene._take(cs)
+
+
+def save_scene(path, scene):
+    """Writes a Scene in the format the path's name says, atomically (lossy formats: docs/FORMATS.md)."""
+    if not isinstance(scene, Scene):
+        raise TypeError(f"save_scene needs a Scene, got {type(scene).__name__}")
+    err = _Error()
+    _check(_lib.splat_scene_save(_path(path, "path"), ctypes.byref(scene._c()), ctypes.byref(err)), err)
 
 
 def read_cameras(path):

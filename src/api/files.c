@@ -1,4 +1,5 @@
-/* api: files: PLY scenes, atomic writes, PNG images, camera lists (thin wrappers over io). */
+/* api: files: scene files in every format, atomic writes, PNG images, camera lists (thin wrappers
+ * over io, which dispatches scene files by name so the trainer's init_ply reads the same formats). */
 #include <stdio.h>
 
 #include "io/io.h"
@@ -79,13 +80,37 @@ splat_status splat_write_cameras(const char *path, const splat_camera *cams, con
     return splat__cameras_write_3dgs(path, cams, names, n, err);
 }
 
+splat_file_format splat_file_format_of(const char *path)
+{
+    SPLAT_ASSERT(path);
+    return splat__scene_format(path);
+}
+
+const char *splat_file_format_name(splat_file_format format) { return splat__scene_format_name(format); }
+
+uint32_t splat_file_format_sh_degree(splat_file_format format)
+{
+    return format == SPLAT_FILE_SPLAT ? 0 : format > SPLAT_FILE_UNKNOWN && format < SPLAT_FILE_FORMAT_COUNT ? 3 : 0;
+}
+
+splat_status splat_scene_load(const char *path, splat_scene *scene, splat_load_info *info, splat_error *err)
+{
+    SPLAT_ASSERT(path && scene);
+    return splat__scene_read(path, scene, info, err);
+}
+
+splat_status splat_scene_save(const char *path, const splat_scene *scene, splat_error *err)
+{
+    SPLAT_ASSERT(path && scene);
+    return splat__scene_write(path, scene, err);
+}
+
 splat_status splat_scene_load_ply(const char *path, splat_scene *scene, splat_error *err)
 {
-    return splat__ply_read(path, scene, err);
+    return splat__ply_read(path, scene, NULL, err);
 }
 
 splat_status splat_scene_save_ply(const char *path, const splat_scene *scene, splat_error *err)
 {
     return splat__ply_write(path, scene, err);
 }
-

@@ -83,6 +83,20 @@ static bool make_dir(const char *path)
     return false;
 }
 
+/* Loads a scene file in any format splatc reads, printing its warning (another trainer's extra
+ * PLY properties, say); false, with the error printed, when it cannot. */
+static bool load_scene(const char *path, splat_scene *scene)
+{
+    splat_error err = {0};
+    splat_load_info info;
+    if (splat_scene_load(path, scene, &info, &err) != SPLAT_OK) {
+        fail(&err);
+        return false;
+    }
+    if (info.warning[0]) fprintf(stderr, "splatc: warning: %s\n", info.warning);
+    return true;
+}
+
 /* An output folder, checked before any work: created when missing, refused when it is a file or
  * cannot be written in. A run that fails removes what it created, if that is still empty. */
 typedef struct out_dir {
@@ -418,7 +432,8 @@ static int cmd_train(int argc, char **argv)
                    "  --random-background a random background colour every step\n"
                    "  --seed N            run seed (default 42)\n"
                    "  --init-points N     random initial points when the scene has none (default 100000)\n"
-                   "  --init-ply FILE     start from these Gaussians\n"
+                   "  --init-ply FILE     start from these Gaussians (any scene file: .ply, .compressed.ply, .splat,\n"
+                   "                      .spz, .sog, meta.json)\n"
                    "  --checkpoint-every N  write OUT/checkpoint.ckpt every N steps (and at the end)\n"
                    "  --save-every N      write OUT/point_cloud_<step>.ply every N steps\n"
                    "  --resume FILE       continue from a checkpoint\n"
@@ -474,11 +489,21 @@ static int cmd_train(int argc, char **argv)
     }
     if (!desc.data) return usage_error("train", "%sno dataset folder given", "");
     if (!out) return usage_error("train", "%sno output folder given (-o OUT)", "");
+    /* the starting Gaussians are read (and their warning printed) before anything is created */
+    splat_scene init = {0};
+    if (desc.init_ply) {
+        if (!load_scene(desc.init_ply, &init)) return 1;
+        desc.init_scene = &init;
+    }
     out_dir od;
-    if (!out_open(&od, out)) return 1;
+    if (!out_open(&od, out)) {
+        splat_scene_free(&init);
+        return 1;
+    }
     train_ui ui = {.quiet = o.quiet, .log = {.fd = -1, .path = log_path}};
     if (log_path && (ui.log.fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) < 0) {
         fprintf(stderr, "splatc: %s: cannot open the log for appending: %s\n", log_path, strerror(errno));
+        splat_scene_free(&init);
         out_failed(&od);
         return 1;
     }
@@ -488,6 +513,7 @@ static int cmd_train(int argc, char **argv)
     static run_control rc;
     if (!runctl_start(&rc)) {
         fprintf(stderr, "splatc: cannot set up the signal handling: %s\n", strerror(errno));
+        splat_scene_free(&init);
         out_failed(&od);
         return 1;
     }
@@ -495,6 +521,7 @@ static int cmd_train(int argc, char **argv)
     splat_error err = {0};
     splat_ctx *ctx;
     if (splat_ctx_init(&ctx, &o.ctx, &err) != SPLAT_OK) {
+        splat_scene_free(&init);
         out_failed(&od);
         return fail(&err);
     }
@@ -504,6 +531,7 @@ static int cmd_train(int argc, char **argv)
     if (!o.quiet) fprintf(stderr, "splatc: training on %s (%s)\n", dev.name, dev.type);
     splat_trainer *t = NULL;
     splat_status st = splat_trainer_init(&t, ctx, &desc, &err);
+    splat_scene_free(&init); /* the trainer has its copy */
     if (st == SPLAT_OK && resume) st = splat_trainer_resume(t, resume, &err);
     if (st == SPLAT_OK) st = write_cameras_json(t, out, &err);
     char path[1024];
@@ -705,10 +733,11 @@ static int cmd_render(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: splatc render SCENE.ply (--cameras FILE | --camera W,H,fx,fy,cx,cy,qw,qx,qy,qz,tx,ty,tz |\n"
+            printf("usage: splatc render SCENE (--cameras FILE | --camera W,H,fx,fy,cx,cy,qw,qx,qy,qz,tx,ty,tz |\n"
                    "                                --orbit N [--cameras FILE] | --path FILE) -o DIR\n\n"
-                   "Renders PNG images. FILE: a cameras.json, splatc's own form or the original 3DGS one (which\n"
-                   "splatc train writes to OUT/cameras.json). --cameras: DIR/NAME.png after each camera's image\n"
+                   "Renders PNG images of SCENE (.ply, .compressed.ply, .splat, .spz, .sog or meta.json). FILE: a\n"
+                   "cameras.json, splatc's own form or the original 3DGS one (which splatc train writes to\n"
+                   "OUT/cameras.json). --cameras: DIR/NAME.png after each camera's image\n"
                    "(DIR/render_NNNN.png when the names are missing or repeat); --camera: DIR/render_0000.png.\n"
                    "A flythrough: DIR/frame_NNNN.png, the frames' cameras as DIR/path.json, and DIR/video.mp4\n"
                    "when ffmpeg is on the PATH.\n\n"
@@ -778,7 +807,7 @@ static int cmd_render(int argc, char **argv)
     if (path_file && od_orbit.have_up) return usage_error("render", "%s--up is for --orbit", "");
     splat_error err = {0};
     splat_scene scene = {0};
-    if (splat_scene_load_ply(ply, &scene, &err) != SPLAT_OK) return fail(&err);
+    if (!load_scene(ply, &scene)) return 1;
     if (scene.count == 0) fprintf(stderr, "splatc: warning: %s has no Gaussians: every render is the background\n", ply);
     splat_camera *cams = &one, *given = NULL;
     char **names = NULL;
@@ -861,8 +890,9 @@ static int cmd_eval(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: splatc eval SCENE.ply DATA [--eval] [--images-factor N] [-o DIR]\n\n"
-                   "Renders the held-out views of DATA from SCENE.ply and prints PSNR and SSIM;\n"
+            printf("usage: splatc eval SCENE DATA [--eval] [--images-factor N] [-o DIR]\n\n"
+                   "Renders the held-out views of DATA from SCENE (any scene file splatc reads) and prints\n"
+                   "PSNR and SSIM;\n"
                    "with -o, writes the renders and metrics.json there.\n\n%s", k_common_help);
             return 0;
         }
@@ -879,18 +909,26 @@ static int cmd_eval(int argc, char **argv)
         else if (a[0] != '-' && !desc.data) desc.data = a;
         else return usage_error("eval", "unknown or incomplete option '%s'", a);
     }
-    if (!desc.init_ply || !desc.data) return usage_error("eval", "%sneeds SCENE.ply and DATA", "");
+    if (!desc.init_ply || !desc.data) return usage_error("eval", "%sneeds SCENE and DATA", "");
+    splat_scene scene = {0};
+    if (!load_scene(desc.init_ply, &scene)) return 1;
+    desc.init_scene = &scene;
     out_dir od = {0};
-    if (out && !out_open(&od, out)) return 1;
+    if (out && !out_open(&od, out)) {
+        splat_scene_free(&scene);
+        return 1;
+    }
     splat_error err = {0};
     splat_ctx *ctx;
     if (splat_ctx_init(&ctx, &o.ctx, &err) != SPLAT_OK) {
+        splat_scene_free(&scene);
         out_failed(&od);
         return fail(&err);
     }
     splat_trainer *t = NULL;
     splat_eval_result ev = {0};
     splat_status st = splat_trainer_init(&t, ctx, &desc, &err);
+    splat_scene_free(&scene); /* the trainer has its copy */
     char rdir[1024];
     if (out) snprintf(rdir, sizeof rdir, "%s/renders", out);
     if (st == SPLAT_OK && out && !make_dir(rdir)) st = SPLAT_ERR_IO;
@@ -911,6 +949,51 @@ static int cmd_eval(int argc, char **argv)
     splat_trainer_free(t);
     splat_ctx_free(ctx);
     if (st != SPLAT_OK) out_failed(&od);
+    return st == SPLAT_OK ? 0 : fail(&err);
+}
+
+/* ---------------------------------------------------------------- convert */
+
+static int cmd_convert(int argc, char **argv)
+{
+    common_opts o = {0};
+    const char *in = NULL, *out = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            printf("usage: splatc convert IN OUT\n\n"
+                   "Converts Gaussians between scene files, each format chosen by the file's name:\n"
+                   "  .ply             the 3DGS layout (reads ASCII, double, other trainers' PLYs, and\n"
+                   "                   compressed PLYs by their content)\n"
+                   "  .compressed.ply  PlayCanvas's chunked, quantised PLY\n"
+                   "  .splat           antimatter15's 32-byte records (SH degree 0)\n"
+                   "  .spz             Niantic's SPZ (writes version 3; reads 1 to 4)\n"
+                   "  .sog             PlayCanvas's SOG bundle; meta.json: the same as a folder\n"
+                   "docs/FORMATS.md gives what each keeps and the error it adds.\n\n"
+                   "  -q, --quiet         no summary line\n");
+            return 0;
+        }
+        if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) o.quiet = true;
+        else if (a[0] != '-' && !in) in = a;
+        else if (a[0] != '-' && !out) out = a;
+        else return usage_error("convert", "unknown or extra argument '%s'", a);
+    }
+    if (!in || !out) return usage_error("convert", "%sneeds IN and OUT", "");
+    splat_file_format to = splat_file_format_of(out);
+    if (to == SPLAT_FILE_UNKNOWN)
+        return usage_error("convert", "%s: unknown output type; give .ply, .compressed.ply, .splat, .spz, .sog or a "
+                           "name ending in meta.json", out);
+    splat_scene scene = {0};
+    if (!load_scene(in, &scene)) return 1;
+    if (scene.sh_degree > splat_file_format_sh_degree(to))
+        fprintf(stderr, "splatc: warning: %s stores SH degree %u; the scene's coefficients of degree %u are dropped\n",
+                out, splat_file_format_sh_degree(to), scene.sh_degree);
+    splat_error err = {0};
+    splat_status st = splat_scene_save(out, &scene, &err);
+    if (st == SPLAT_OK && !o.quiet)
+        printf("wrote %s (%s, %u Gaussians, SH degree %u)\n", out, splat_file_format_name(to), scene.count,
+               scene.sh_degree < splat_file_format_sh_degree(to) ? scene.sh_degree : splat_file_format_sh_degree(to));
+    splat_scene_free(&scene);
     return st == SPLAT_OK ? 0 : fail(&err);
 }
 
@@ -960,8 +1043,9 @@ static void usage(FILE *f)
     fprintf(f, "splatc %s: 3D Gaussian Splatting on any Vulkan GPU\n\n"
                "usage: splatc COMMAND [options]   (splatc COMMAND --help for each)\n\n"
                "  train DATA -o OUT       train on a COLMAP or NeRF-synthetic scene\n"
-               "  render SCENE.ply ...    render images from cameras\n"
-               "  eval SCENE.ply DATA     PSNR/SSIM of a trained scene on held-out views\n"
+               "  render SCENE ...        render images from cameras\n"
+               "  eval SCENE DATA         PSNR/SSIM of a trained scene on held-out views\n"
+               "  convert IN OUT          convert Gaussians between .ply, .compressed.ply, .splat, .spz, .sog\n"
                "  demo DIR                write the bundled demo scene\n"
                "  info                    list devices and self-check\n",
             splat_version());
@@ -1003,6 +1087,7 @@ static int dispatch(int argc, char **argv)
     if (strcmp(cmd, "render") == 0) return cmd_render(argc, argv);
     if (strcmp(cmd, "eval") == 0) return cmd_eval(argc, argv);
     if (strcmp(cmd, "demo") == 0) return cmd_demo(argc, argv);
+    if (strcmp(cmd, "convert") == 0) return cmd_convert(argc, argv);
     fprintf(stderr, "splatc: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;

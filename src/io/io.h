@@ -146,19 +146,52 @@ typedef struct splat_dataset_desc {
 splat_status splat__dataset_load(const splat_dataset_desc *desc, splat_dataset *ds, splat_error *err);
 void splat__dataset_free(splat_dataset *ds);
 
-/* ---------------------------------------------------------------------------- PLY */
+/* ------------------------------------------------------------- Gaussian scene files */
 
-/* Writes the layout standard viewers read: binary little-endian, x y z, nx ny nz (0),
- * f_dc_0..2, f_rest_* channel-major (3*((D+1)^2-1) of them for D = scene->sh_degree),
- * opacity, scale_0..2, rot_0..3. Atomic. A non-finite value is SPLAT_ERR_NONFINITE (naming the
- * Gaussian) and leaves an existing file untouched. */
+/* Every format's reader and writer over a host scene (splat_scene_load / splat_scene_save of
+ * include/splatc.h list the formats; docs/FORMATS.md what each stores and its error bounds).
+ * Readers: `scene` is initialised by the reader (count = capacity; SH coefficients above the
+ * file's degree are 0; every value finite) and left empty on failure; `info` may be NULL, and
+ * receives the format read and at most one warning line. Writers: atomic; a non-finite value is
+ * SPLAT_ERR_NONFINITE naming the Gaussian and leaves an existing file untouched. Lossy writers
+ * say in their file's header comment what they keep and the error they add. */
+
+/* By the path's name (case-insensitive): .compressed.ply before .ply; "meta.json" at the end is
+ * a SOG folder. SPLAT_FILE_UNKNOWN otherwise. */
+splat_file_format splat__scene_format(const char *path);
+const char *splat__scene_format_name(splat_file_format format);
+/* Dispatch by splat__scene_format; an unknown name is SPLAT_ERR_UNSUPPORTED naming the path and
+ * the extensions known. */
+splat_status splat__scene_read(const char *path, splat_scene *scene, splat_load_info *info, splat_error *err);
+splat_status splat__scene_write(const char *path, const splat_scene *scene, splat_error *err);
+
+/* The 3DGS layout standard viewers read: binary little-endian, x y z, nx ny nz (0), f_dc_0..2,
+ * f_rest_* channel-major (3*((D+1)^2-1) of them for D = scene->sh_degree), opacity, scale_0..2,
+ * rot_0..3. Exact. */
 splat_status splat__ply_write(const char *path, const splat_scene *scene, splat_error *err);
-/* Reads what splat__ply_write writes (binary little-endian or ASCII, f_rest of degree 0..3, in
- * any property order, float or double; nx ny nz optional and ignored; elements after the
- * vertices ignored). Unknown properties, missing ones, non-finite values and truncation are
- * errors naming the file. `scene` is initialised here (count = capacity = the vertex count;
- * SH coefficients above the file's degree are 0); on failure it is left empty. */
-splat_status splat__ply_read(const char *path, splat_scene *scene, splat_error *err);
+/* Reads that layout (binary little-endian or ASCII, f_rest of degree 0..3, in any property order,
+ * float or double; nx ny nz optional and ignored; other elements ignored; other vertex properties,
+ * of any scalar type, skipped and named in info->warning), and the compressed layout of
+ * splat__ply_compressed_write, told apart by the header. An opacity of -inf or +inf (an opacity
+ * of exactly 0 or 1, as splat-transform writes it) reads as the logit of 1e-6 or 1 - 1e-6; missing
+ * properties, other non-finite values and truncation are errors naming the file. */
+splat_status splat__ply_read(const char *path, splat_scene *scene, splat_load_info *info, splat_error *err);
+/* PlayCanvas's compressed PLY (ply_compressed.c); read through splat__ply_read. */
+splat_status splat__ply_compressed_write(const char *path, const splat_scene *scene, splat_error *err);
+/* antimatter15's .splat (splat.c). */
+splat_status splat__splat_read(const char *path, splat_scene *scene, splat_load_info *info, splat_error *err);
+splat_status splat__splat_write(const char *path, const splat_scene *scene, splat_error *err);
+/* Niantic's SPZ (spz.c): writes version 3 (gzip), reads 1 to 4. */
+splat_status splat__spz_read(const char *path, splat_scene *scene, splat_load_info *info, splat_error *err);
+splat_status splat__spz_write(const char *path, const splat_scene *scene, splat_error *err);
+/* PlayCanvas's SOG (sog.c): `path` a .sog zip bundle, or a meta.json whose folder holds the
+ * images. */
+splat_status splat__sog_read(const char *path, splat_scene *scene, splat_load_info *info, splat_error *err);
+splat_status splat__sog_write(const char *path, const splat_scene *scene, splat_error *err);
+/* The same with a palette of at most `max_palette` SH entries (splat__sog_write: 65536), so tests
+ * reach the clustering on small scenes. */
+splat_status splat__sog_write_palette(const char *path, const splat_scene *scene, uint32_t max_palette,
+                                      splat_error *err);
 
 /* ------------------------------------------------------------------------ cameras */
 

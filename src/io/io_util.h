@@ -114,4 +114,27 @@ static inline bool splat__finite_float(double d) { return isfinite(d) && fabs(d)
 /* Writes `n` bytes to an atomic file; a short write is an error naming the target. */
 splat_status splat__atomic_write(splat_atomic_file *f, const void *data, size_t n, splat_error *err);
 
+/* ------------------------------------------------------- what the scene formats share */
+
+/* A lossy writer's check before it writes anything: every value of rows [0, count) the file will
+ * hold (SH up to `degree`) finite; SPLAT_ERR_NONFINITE naming `path` and the Gaussian otherwise. */
+splat_status splat__scene_finite(const char *path, const splat_scene *s, uint32_t degree, splat_error *err);
+/* The highest SH degree (up to s->sh_degree) with a nonzero coefficient in rows [0, count): the
+ * lossy writers store no band that is zero throughout (a quantised zero is not always zero: the
+ * compressed PLY's 8 bits read as +-1/64, which cost a briefly trained scene 0.6 dB). */
+uint32_t splat__scene_sh_used(const splat_scene *s);
+double splat__sigmoid(double x);
+/* The logit of an opacity a format stored in [0, 1], clamped to [EPS, 1 - EPS] first: a stored 0
+ * or 1 (a byte of 0 or 255) has no finite logit, and scenes hold finite values. */
+#define SPLAT_OPACITY_EPS 1e-6
+float splat__logit_clamped(double p);
+/* q [4] (w, x, y, z) normalised in double; a zero or non-finite one becomes the identity. */
+void splat__quat_unit(const float *q, double out[4]);
+/* The colour a degree-0 coefficient adds: 0.5 + SH_C0 * dc. */
+#define SPLAT_SH_C0 0.28209479177387814
+/* The rows of `s` in Morton (Z-curve) order of their positions over the scene's bounding box, 21
+ * bits an axis, ties in row order: [count] allocated here (free with splat__free), NULL when out
+ * of memory. The chunked formats write in this order so that a chunk's Gaussians lie close. */
+uint32_t *splat__morton_order(const splat_scene *s);
+
 #endif

@@ -1,7 +1,7 @@
 /* io: the Gaussian PLY of the original 3DGS code, which viewers read.
  * Writing streams rows through an atomic file; reading parses the header, checks the vertex
  * count against the bytes the file holds before allocating, then streams rows into the scene. */
-#include "io/io_util.h"
+#include "io/ply_util.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -127,140 +127,67 @@ fail:
     return st;
 }
 
-/* ----------------------------------------------------------------------------- read */
+/* ------------------------------------------------------------- the 3DGS layout, read */
 
-typedef struct ply_prop {
-    int slot;
-    uint8_t size;            /* 4 (float) or 8 (double) */
-} ply_prop;
-
-typedef struct ply_header {
-    bool ascii;
-    uint64_t count;
-    uint32_t n_props;
-    ply_prop props[SLOT_COUNT];
-    uint32_t row_bytes;
+/* How the reader treats each vertex property: a slot, or skipped (slot -1). */
+typedef struct prop_map {
+    uint32_t n;
+    int slot[SPLAT_PLY_MAX_PROPS];
+    uint8_t type[SPLAT_PLY_MAX_PROPS];
     uint32_t degree;
-} ply_header;
+} prop_map;
 
-/* One header line without its line ending; false at end of file. */
-/* A header line; false at the end of the file, and also for a last line that the file cuts
- * short (no newline): the header of a cut file ends there, whatever that line's start says. */
-static bool next_line(FILE *fp, char *line, size_t cap, bool *too_long)
+/* "f_rest_<n>": n, else -1. */
+static long rest_index(const char *name)
 {
-    *too_long = false;
-    if (!fgets(line, (int)cap, fp)) return false;
-    size_t n = strlen(line);
-    if (n == cap - 1 && line[n - 1] != '\n') *too_long = true;
-    else if (n == 0 || line[n - 1] != '\n') return false;
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
-    return true;
-}
-
-static int split(char *line, char **tok, int max)
-{
-    int n = 0;
-    for (char *p = line; *p && n < max;) {
-        while (*p == ' ' || *p == '\t') p++;
-        if (!*p) break;
-        tok[n++] = p;
-        while (*p && *p != ' ' && *p != '\t') p++;
-        if (*p) *p++ = 0;
-    }
-    return n;
-}
-
-static bool parse_u64(const char *s, uint64_t *v)
-{
-    if (*s < '0' || *s > '9') return false;
-    errno = 0;
+    if (strncmp(name, "f_rest_", 7) != 0 || name[7] < '0' || name[7] > '9') return -1;
     char *end;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (errno || *end) return false;
-    *v = x;
-    return true;
+    long v = strtol(name + 7, &end, 10);
+    if (*end) return -1;
+    return v > 100000 ? 100000 : v;
 }
 
-static splat_status read_header(const char *path, FILE *fp, ply_header *h, splat_error *err)
+static splat_status map_vertex(const char *path, const splat_ply_element *e, prop_map *m, splat_load_info *info,
+                               splat_error *err)
 {
-    memset(h, 0, sizeof *h);
-    char line[4096], *tok[8];
-    bool too_long, format_seen = false;
-    int element = 0;         /* 0 none yet, 1 vertex, 2 an element after vertex (ignored) */
+    memset(m, 0, sizeof *m);
+    m->n = e->n_props;
     bool seen[SLOT_COUNT] = {false};
-    for (uint32_t lineno = 1;; lineno++) {
-        if (!next_line(fp, line, sizeof line, &too_long))
-            return splat__fail(err, SPLAT_ERR_FORMAT, "%s: the PLY header ends without end_header (the file is cut "
-                               "short at header line %u)", path, lineno);
-        if (too_long || lineno > 10000)
-            return splat__fail(err, SPLAT_ERR_FORMAT, "%s: PLY header line %u is too long or too many", path, lineno);
-        if (lineno == 1) {
-            if (strcmp(line, "ply") != 0)
-                return splat__fail(err, SPLAT_ERR_FORMAT, "%s: not a PLY file (no \"ply\" on the first line)", path);
+    char skipped[512] = "";
+    size_t len = 0;
+    uint32_t n_skipped = 0;
+    for (uint32_t k = 0; k < e->n_props; k++) {
+        const splat_ply_prop *p = &e->props[k];
+        int slot = slot_of(p->name);
+        long rest = rest_index(p->name);
+        if (slot < 0 && rest >= MAX_REST)
+            return splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s: vertex property \"%s\": SH above degree 3 is not "
+                               "supported", path, p->name);
+        if (p->list_count)
+            return splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s: vertex property \"%s\" is a list; splatc reads "
+                               "scalar vertex properties only", path, p->name);
+        m->type[k] = p->type;
+        m->slot[k] = slot;
+        if (slot < 0) {
+            /* another trainer's extra (filter_3D, red/green/blue, ...): named once, in the warning */
+            if (n_skipped < 8 && len < sizeof skipped - 64)
+                len += (size_t)snprintf(skipped + len, sizeof skipped - len, "%s%s", n_skipped ? ", " : "", p->name);
+            n_skipped++;
             continue;
         }
-        int n = split(line, tok, 8);
-        if (n == 0) continue;
-        if (strcmp(tok[0], "comment") == 0 || strcmp(tok[0], "obj_info") == 0) continue;
-        if (strcmp(tok[0], "end_header") == 0) break;
-        if (strcmp(tok[0], "format") == 0) {
-            if (n != 3 || strcmp(tok[2], "1.0") != 0)
-                return splat__fail(err, SPLAT_ERR_FORMAT, "%s: PLY header line %u: bad format line", path, lineno);
-            if (strcmp(tok[1], "ascii") == 0) h->ascii = true;
-            else if (strcmp(tok[1], "binary_little_endian") != 0)
-                return splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s: PLY format %s is not supported "
-                                   "(binary_little_endian or ascii)", path, tok[1]);
-            format_seen = true;
-        } else if (strcmp(tok[0], "element") == 0) {
-            if (n != 3) return splat__fail(err, SPLAT_ERR_FORMAT, "%s: PLY header line %u: bad element line", path, lineno);
-            if (strcmp(tok[1], "vertex") == 0) {
-                if (element != 0)
-                    return splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s: the vertex element must come first", path);
-                if (!parse_u64(tok[2], &h->count))
-                    return splat__fail(err, SPLAT_ERR_FORMAT, "%s: bad vertex count \"%s\"", path, tok[2]);
-                element = 1;
-            } else {
-                if (element == 0)
-                    return splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s: element %s before the vertex element is "
-                                       "not supported", path, tok[1]);
-                element = 2;
-            }
-        } else if (strcmp(tok[0], "property") == 0) {
-            if (element == 0)
-                return splat__fail(err, SPLAT_ERR_FORMAT, "%s: PLY header line %u: property outside an element",
-                                   path, lineno);
-            if (element == 2) continue; /* elements after the vertices are never read */
-            if (n != 3)
-                return splat__fail(err, SPLAT_ERR_FORMAT, "%s: vertex property \"%s\" is not a float or double "
-                                   "scalar", path, n > 1 ? tok[n - 1] : "");
-            int slot = slot_of(tok[2]);
-            if (slot < 0)
-                return splat__fail(err, SPLAT_ERR_FORMAT, "%s: unknown vertex property \"%s\"", path, tok[2]);
-            if (seen[slot]) return splat__fail(err, SPLAT_ERR_FORMAT, "%s: vertex property \"%s\" appears twice", path, tok[2]);
-            uint8_t size;
-            if (strcmp(tok[1], "float") == 0 || strcmp(tok[1], "float32") == 0) size = 4;
-            else if (strcmp(tok[1], "double") == 0 || strcmp(tok[1], "float64") == 0) size = 8;
-            else
-                return splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s: vertex property \"%s\" has type %s; only float "
-                                   "and double are supported", path, tok[2], tok[1]);
-            seen[slot] = true;
-            h->props[h->n_props++] = (ply_prop){slot, size};
-            h->row_bytes += size;
-        } else {
-            return splat__fail(err, SPLAT_ERR_FORMAT, "%s: PLY header line %u: unknown keyword \"%s\"", path, lineno, tok[0]);
+        if (p->type != SPLAT_PLY_F32 && p->type != SPLAT_PLY_F64) {
+            static const char *const names[] = {"", "char", "uchar", "short", "ushort", "int", "uint", "float", "double"};
+            return splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s: vertex property \"%s\" has type %s; only float "
+                               "and double are supported", path, p->name, names[p->type]);
         }
+        seen[slot] = true;
     }
-    if (!format_seen) return splat__fail(err, SPLAT_ERR_FORMAT, "%s: the PLY header has no format line", path);
-    if (element == 0) return splat__fail(err, SPLAT_ERR_FORMAT, "%s: the PLY has no vertex element", path);
-    if (h->count > UINT32_MAX)
-        return splat__fail(err, SPLAT_ERR_FORMAT, "%s: vertex count %llu is too large", path,
-                           (unsigned long long)h->count);
     uint32_t n_rest = 0;
     for (int s = SLOT_REST; s < SLOT_OPACITY; s++) n_rest += seen[s];
-    h->degree = 4;
+    m->degree = 4;
     for (uint32_t d = 0; d < 4; d++)
-        if (rest_for_degree[d] == n_rest) h->degree = d;
-    if (h->degree == 4)
+        if (rest_for_degree[d] == n_rest) m->degree = d;
+    if (m->degree == 4)
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: %u f_rest properties; expected 0, 9, 24 or 45 (SH degree 0..3)",
                            path, n_rest);
     for (int s = 0; s < SLOT_COUNT; s++) {
@@ -273,19 +200,27 @@ static splat_status read_header(const char *path, FILE *fp, ply_header *h, splat
             return splat__fail(err, SPLAT_ERR_FORMAT, "%s: the vertex element lacks property \"%s\"", path, name);
         }
     }
+    if (n_skipped && info)
+        snprintf(info->warning, sizeof info->warning, "%s: skipped %u vertex propert%s splatc does not use: %s%s", path,
+                 n_skipped, n_skipped == 1 ? "y" : "ies", skipped, n_skipped > 8 ? ", ..." : "");
     return SPLAT_OK;
 }
 
 /* Stores one row of values (already decoded to double) in Gaussian i. */
-static splat_status store_row(const char *path, const ply_header *h, const double *v, splat_scene *s, uint32_t i,
+static splat_status store_row(const char *path, const prop_map *m, const double *v, splat_scene *s, uint32_t i,
                               splat_error *err)
 {
-    const uint32_t per_channel = rest_for_degree[h->degree] / 3;
+    const uint32_t per_channel = rest_for_degree[m->degree] / 3;
     float *sh = s->sh + (size_t)i * SPLAT_SH_COEFFS * 3;
     memset(sh, 0, SPLAT_SH_COEFFS * 3 * sizeof(float));
-    for (uint32_t k = 0; k < h->n_props; k++) {
-        int slot = h->props[k].slot;
-        if (slot >= SLOT_N && slot < SLOT_DC) continue;
+    for (uint32_t k = 0; k < m->n; k++) {
+        int slot = m->slot[k];
+        if (slot < 0 || (slot >= SLOT_N && slot < SLOT_DC)) continue;
+        if (slot == SLOT_OPACITY && isinf(v[k])) {
+            /* splat-transform writes the logit of an opacity byte of 0 or 255 as -inf or +inf */
+            s->opacities[i] = splat__logit_clamped(v[k] > 0 ? 1.0 : 0.0);
+            continue;
+        }
         if (!splat__finite_float(v[k])) {
             char name[32];
             slot_name(slot, name, sizeof name);
@@ -304,51 +239,45 @@ static splat_status store_row(const char *path, const ply_header *h, const doubl
     return SPLAT_OK;
 }
 
-static splat_status read_binary(const char *path, FILE *fp, const ply_header *h, splat_scene *s, splat_error *err)
+static splat_status read_binary(const char *path, FILE *fp, const splat_ply_element *e, const prop_map *m,
+                                splat_scene *s, splat_error *err)
 {
-    uint8_t *chunk = splat__malloc((size_t)ROWS_PER_CHUNK * h->row_bytes);
-    if (!chunk) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
+    uint8_t *chunk = splat__malloc((size_t)ROWS_PER_CHUNK * e->row_bytes);
+    double *v = splat__malloc(SPLAT_PLY_MAX_PROPS * sizeof *v);
     splat_status st = SPLAT_OK;
-    double v[SLOT_COUNT];
+    if (!chunk || !v) st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
     for (uint32_t i0 = 0; i0 < s->count && st == SPLAT_OK; i0 += ROWS_PER_CHUNK) {
         uint32_t rows = (uint32_t)SPLAT_MIN(s->count - i0, (uint32_t)ROWS_PER_CHUNK);
-        if (fread(chunk, h->row_bytes, rows, fp) != rows) {
+        if (fread(chunk, e->row_bytes, rows, fp) != rows) {
             st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: truncated: the data ends before vertex %u", path, i0);
             break;
         }
         const uint8_t *p = chunk;
         for (uint32_t i = i0; i < i0 + rows && st == SPLAT_OK; i++) {
-            for (uint32_t k = 0; k < h->n_props; k++) {
-                if (h->props[k].size == 4) {
-                    uint32_t u = splat__load_u32(p);
-                    float x;
-                    memcpy(&x, &u, 4);
-                    v[k] = x;
-                } else {
-                    uint64_t u = splat__load_u32(p) | (uint64_t)splat__load_u32(p + 4) << 32;
-                    memcpy(&v[k], &u, 8);
-                }
-                p += h->props[k].size;
+            for (uint32_t k = 0; k < m->n; k++) {
+                if (m->slot[k] >= 0) v[k] = splat__ply_value(p, m->type[k]);
+                p += splat__ply_type_size(m->type[k]);
             }
-            st = store_row(path, h, v, s, i, err);
+            st = store_row(path, m, v, s, i, err);
         }
     }
+    splat__free(v);
     splat__free(chunk);
     return st;
 }
 
-static splat_status read_ascii(const char *path, FILE *fp, const ply_header *h, size_t left, splat_scene *s,
+static splat_status read_ascii(const char *path, FILE *fp, size_t left, const prop_map *m, splat_scene *s,
                                splat_error *err)
 {
     char *text = splat__malloc(left + 1);
-    if (!text) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
-    size_t n = fread(text, 1, left, fp);
-    text[n] = 0;
+    double *v = splat__malloc(SPLAT_PLY_MAX_PROPS * sizeof *v);
     splat_status st = SPLAT_OK;
+    if (!text || !v) st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
+    size_t n = text ? fread(text, 1, left, fp) : 0;
+    if (text) text[n] = 0;
     const char *p = text;
-    double v[SLOT_COUNT];
     for (uint32_t i = 0; i < s->count && st == SPLAT_OK; i++) {
-        for (uint32_t k = 0; k < h->n_props; k++) {
+        for (uint32_t k = 0; k < m->n; k++) {
             while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
             if (!*p) {
                 st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: truncated: the data ends in vertex %u", path, i);
@@ -362,44 +291,71 @@ static splat_status read_ascii(const char *path, FILE *fp, const ply_header *h, 
             }
             p = end;
         }
-        if (st == SPLAT_OK) st = store_row(path, h, v, s, i, err);
+        if (st == SPLAT_OK) st = store_row(path, m, v, s, i, err);
     }
+    splat__free(v);
     splat__free(text);
     return st;
 }
 
-splat_status splat__ply_read(const char *path, splat_scene *scene, splat_error *err)
+static splat_status read_3dgs(const char *path, FILE *fp, const splat_ply_header *h, splat_scene *scene,
+                              splat_load_info *info, splat_error *err)
+{
+    const splat_ply_element *e = splat__ply_element(h, "vertex");
+    if (!e) return splat__fail(err, SPLAT_ERR_FORMAT, "%s: the PLY has no vertex element", path);
+    if (e->count > UINT32_MAX)
+        return splat__fail(err, SPLAT_ERR_FORMAT, "%s: vertex count %llu is too large", path,
+                           (unsigned long long)e->count);
+    prop_map *m = splat__malloc(sizeof *m);
+    if (!m) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
+    splat_status st = map_vertex(path, e, m, info, err);
+    /* A count the file cannot hold is refused before anything is allocated for it: a binary row
+     * takes row_bytes, an ASCII value at least a digit and a separator. */
+    uint64_t left = (uint64_t)(h->file_size - h->data_start);
+    if (st == SPLAT_OK && h->ascii) {
+        if (e != h->elements)
+            st = splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s: the vertex element must come first in an ASCII PLY", path);
+        uint64_t need = e->count * e->n_props * 2;
+        if (need > 0) need--;
+        if (st == SPLAT_OK && need > left)
+            st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: truncated: %llu vertices need at least %llu bytes, the file "
+                             "holds %llu after the header", path, (unsigned long long)e->count,
+                             (unsigned long long)need, (unsigned long long)left);
+    } else if (st == SPLAT_OK) {
+        st = splat__ply_seek(path, fp, h, e, err);
+    }
+    if (st == SPLAT_OK) st = splat__scene_init(scene, (uint32_t)e->count, err);
+    if (st == SPLAT_OK) {
+        scene->count = (uint32_t)e->count;
+        scene->sh_degree = m->degree;
+        st = h->ascii ? read_ascii(path, fp, (size_t)left, m, scene, err) : read_binary(path, fp, e, m, scene, err);
+    }
+    splat__free(m);
+    return st;
+}
+
+splat_status splat__ply_read(const char *path, splat_scene *scene, splat_load_info *info, splat_error *err)
 {
     SPLAT_ASSERT(path && scene);
     memset(scene, 0, sizeof *scene);
+    if (info) memset(info, 0, sizeof *info);
     FILE *fp = fopen(path, "rb");
     if (!fp) return splat__fail(err, SPLAT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    ply_header h;
-    splat_status st = read_header(path, fp, &h, err);
-    if (st != SPLAT_OK) goto done;
-    long long size = splat__file_size(fp), at = ftello(fp);
-    if (size < 0 || at < 0 || at > size) {
-        st = splat__fail(err, SPLAT_ERR_IO, "%s: not a regular file", path);
-        goto done;
+    splat_ply_header *h = splat__malloc(sizeof *h);
+    splat_status st = h ? splat__ply_header_read(path, fp, h, err)
+                        : splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
+    if (st == SPLAT_OK && splat__ply_is_compressed(h)) {
+        if (info) info->format = SPLAT_FILE_COMPRESSED_PLY;
+        st = splat__ply_compressed_decode(path, fp, h, scene, err);
+    } else if (st == SPLAT_OK) {
+        if (info) info->format = SPLAT_FILE_PLY;
+        st = read_3dgs(path, fp, h, scene, info, err);
     }
-    /* A count the file cannot hold is refused before anything is allocated for it: a binary
-     * row takes row_bytes, an ASCII value at least a digit and a separator. */
-    uint64_t left = (uint64_t)(size - at);
-    uint64_t need = h.ascii ? h.count * h.n_props * 2 : h.count * h.row_bytes;
-    if (h.ascii && need > 0) need--;
-    if (need > left) {
-        st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: truncated: %llu vertices need %s%llu bytes, the file holds %llu "
-                         "after the header", path, (unsigned long long)h.count, h.ascii ? "at least " : "",
-                         (unsigned long long)need, (unsigned long long)left);
-        goto done;
-    }
-    st = splat__scene_init(scene, (uint32_t)h.count, err);
-    if (st != SPLAT_OK) goto done;
-    scene->count = (uint32_t)h.count;
-    scene->sh_degree = h.degree;
-    st = h.ascii ? read_ascii(path, fp, &h, (size_t)left, scene, err) : read_binary(path, fp, &h, scene, err);
-done:
+    splat__free(h);
     fclose(fp);
-    if (st != SPLAT_OK) splat__scene_free(scene);
+    if (st != SPLAT_OK) {
+        splat__scene_free(scene);
+        if (info) info->warning[0] = 0;
+    }
     return st;
 }

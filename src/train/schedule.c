@@ -63,8 +63,8 @@ void splat__train_fill_slot(const splat_trainer *t, uint32_t slot, uint32_t step
     /* the frame: the run's render options with this step's degree and background */
     splat_render_desc rd = t->desc.render;
     uint32_t degree = splat__train_degree(t, step);
-    /* evaluation of Gaussians loaded to be evaluated (init_ply, not trained yet): all they have */
-    if (!training && t->desc.init_ply && step == 0) degree = t->sh_max;
+    /* evaluation of Gaussians loaded to be evaluated (init_ply or init_scene, not trained yet): all they have */
+    if (!training && (t->desc.init_ply || t->desc.init_scene) && step == 0) degree = t->sh_max;
     rd.sh_degree = degree ? degree : SPLAT_SH_DEGREE_0;
     memcpy(rd.background, t->background, sizeof rd.background);
     if (training && t->desc.background == SPLAT_BACKGROUND_RANDOM) {

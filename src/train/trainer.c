@@ -33,11 +33,24 @@ void splat__train_pipes_free(splat_gpu *g, splat_train_pipes *p)
 
 static splat_status init_gaussians(splat_trainer *t, splat_scene *scene, splat_error *err)
 {
-    if (t->desc.init_ply) {
-        splat_status st = splat__ply_read(t->desc.init_ply, scene, err);
+    if (t->desc.init_ply || t->desc.init_scene) {
+        const char *what = t->desc.init_ply ? t->desc.init_ply : "init_scene";
+        splat_status st = SPLAT_OK;
+        if (t->desc.init_scene) {
+            const splat_scene *src = t->desc.init_scene;
+            SPLAT_ASSERT(src->count <= src->capacity && src->sh_degree <= 3);
+            st = splat__scene_init(scene, src->count, err);
+            for (uint32_t g = 0; g < SPLAT_GROUP_COUNT && st == SPLAT_OK && src->count; g++)
+                memcpy(*splat__scene_group(scene, g), splat__scene_group_c(src, g),
+                       (size_t)src->count * splat__groups[g].width * sizeof(float));
+            scene->count = src->count;
+            scene->sh_degree = src->sh_degree;
+        } else {
+            st = splat__scene_read(t->desc.init_ply, scene, NULL, err);
+        }
         if (st == SPLAT_OK && scene->count == 0)
-            st = splat__fail(err, SPLAT_ERR_INVALID_ARG, "%s: the scene has no Gaussians", t->desc.init_ply);
-        if (st == SPLAT_OK) st = splat__scene_check(scene, t->desc.init_ply, err);
+            st = splat__fail(err, SPLAT_ERR_INVALID_ARG, "%s: the scene has no Gaussians", what);
+        if (st == SPLAT_OK) st = splat__scene_check(scene, what, err);
         if (st == SPLAT_OK && scene->sh_degree < t->sh_max) t->sh_max = scene->sh_degree;
         return st;
     }

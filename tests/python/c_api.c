@@ -53,7 +53,7 @@ static int layout(void)
     SIZE(splat_train_desc), FIELD(splat_train_desc, data), FIELD(splat_train_desc, images_factor), FIELD(splat_train_desc, eval),
         FIELD(splat_train_desc, steps), FIELD(splat_train_desc, render), FIELD(splat_train_desc, background),
         FIELD(splat_train_desc, strategy), FIELD(splat_train_desc, seed), FIELD(splat_train_desc, init_points),
-        FIELD(splat_train_desc, init_ply), FIELD(splat_train_desc, progress), FIELD(splat_train_desc, progress_user),
+        FIELD(splat_train_desc, init_ply), FIELD(splat_train_desc, init_scene), FIELD(splat_train_desc, progress), FIELD(splat_train_desc, progress_user),
         FIELD(splat_train_desc, progress_ms), FIELD(splat_train_desc, profile), FIELD(splat_train_desc, refine_start),
         FIELD(splat_train_desc, refine_every), FIELD(splat_train_desc, refine_stop), FIELD(splat_train_desc, reset_every),
         FIELD(splat_train_desc, isect_capacity), FIELD(splat_train_desc, stream_images);
@@ -61,6 +61,7 @@ static int layout(void)
     SIZE(splat_eval_result), FIELD(splat_eval_result, n_views), FIELD(splat_eval_result, psnr), FIELD(splat_eval_result, ssim),
         FIELD(splat_eval_result, l1), FIELD(splat_eval_result, psnr_full), FIELD(splat_eval_result, seconds);
     SIZE(splat_demo_desc), FIELD(splat_demo_desc, width), FIELD(splat_demo_desc, height), FIELD(splat_demo_desc, n_views);
+    SIZE(splat_load_info), FIELD(splat_load_info, format), FIELD(splat_load_info, warning);
     return 0;
 }
 

@@ -1,0 +1,489 @@
+/* io: the scene formats (compressed PLY, .splat, SPZ, SOG) written by splatc and read back:
+ * counts equal, Gaussian by Gaussian within each format's documented error (docs/FORMATS.md; the
+ * bounds below are derived there), bad input refused naming the file, and the dispatch by name.
+ * The same checks against splat-transform are in test_interop.c. */
+#include <zlib.h>
+
+#include "formats_support.h"
+#include "io/zip.h"
+#include "io_fixtures.h"
+#include "io/quantize.h"
+
+/* ---------------------------------------------------------------------- round trips */
+
+static const splat_file_format k_lossy[] = {SPLAT_FILE_COMPRESSED_PLY, SPLAT_FILE_SPLAT, SPLAT_FILE_SPZ, SPLAT_FILE_SOG,
+                                           SPLAT_FILE_SOG_FOLDER};
+
+static const char *file_for(splat_file_format f, const char *stem)
+{
+    switch (f) {
+    case SPLAT_FILE_COMPRESSED_PLY: return t_path("%s.compressed.ply", stem);
+    case SPLAT_FILE_SPLAT: return t_path("%s.splat", stem);
+    case SPLAT_FILE_SPZ: return t_path("%s.spz", stem);
+    case SPLAT_FILE_SOG: return t_path("%s.sog", stem);
+    default: {
+        t_mkdir(t_path("%s", stem));
+        return t_path("%s/meta.json", stem);
+    }
+    }
+}
+
+SPLAT_TEST(io_formats_round_trip)
+{
+    for (size_t f = 0; f < SPLAT_COUNTOF(k_lossy); f++) {
+        tf_err all[TF_ATTRS] = {{0}};
+        for (uint32_t degree = 0; degree <= 3; degree++) {
+            splat_scene s, back;
+            /* several chunks of compressed PLY, a scene off the origin (SOG's log transform) */
+            uint32_t n = 1 + (uint32_t)t_uniform(0, 1200);
+            tf_scene(&s, n, degree, t_uniform(0.02, 0.5), t_uniform(-40, 40));
+            char stem[32];
+            snprintf(stem, sizeof stem, "f%zu_%u", f, degree);
+            char path[600];
+            snprintf(path, sizeof path, "%s", file_for(k_lossy[f], stem));
+            splat_error err = {0};
+            T_OK(splat__scene_write(path, &s, &err), &err);
+            splat_load_info info;
+            T_OK(splat__scene_read(path, &back, &info, &err), &err);
+            T_CHECK(info.format == k_lossy[f] && !info.warning[0], "format %d, warning \"%s\"", info.format, info.warning);
+            sog_meta meta;
+            if (k_lossy[f] == SPLAT_FILE_SOG || k_lossy[f] == SPLAT_FILE_SOG_FOLDER) T_REQUIRE(tf_sog_meta(path, &meta));
+            tf_check(k_lossy[f], ENC_SPLATC, &s, &back, &meta, all);
+            splat_scene_free(&back);
+            splat_scene_free(&s);
+            if (splat_test_failed()) {
+                printf("failed on %s, degree %u, %u Gaussians\n", path, degree, n);
+                return;
+            }
+        }
+        tf_print(splat_file_format_name(k_lossy[f]), all);
+    }
+}
+
+/* Values at the edges of what each format stores: clamped where documented, never non-finite. */
+SPLAT_TEST(io_formats_extremes)
+{
+    splat_scene s, back;
+    tf_scene(&s, 64, 3, 1.0, 0);
+    /* opacities of 0 and 1 (as logits), log-scales past SPZ's and the compressed PLY's range,
+     * colours past [0, 1], SH past [-4, 4], a zero quaternion, a scene 3000 units wide (SPZ drops
+     * fractional bits) */
+    s.opacities[0] = -40, s.opacities[1] = 40;
+    s.log_scales[0] = -30, s.log_scales[1] = 25;
+    s.sh[2 * 48] = 9, s.sh[2 * 48 + 1] = -9, s.sh[3 * 48 + 5] = 7;
+    for (int k = 0; k < 4; k++) s.quats[4 * 4 + k] = 0;
+    s.means[5 * 3] = 3000;
+    for (size_t f = 0; f < SPLAT_COUNTOF(k_lossy); f++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s", file_for(k_lossy[f], "edge"));
+        splat_error err = {0};
+        T_OK(splat__scene_write(path, &s, &err), &err);
+        T_OK(splat__scene_read(path, &back, NULL, &err), &err);
+        T_REQUIRE(back.count == s.count);
+        for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
+            const float *a = splat__scene_group_c(&back, g);
+            for (uint64_t i = 0; i < (uint64_t)back.count * splat__groups[g].width; i++)
+                T_CHECK(isfinite(a[i]), "%s: %s[%llu] is %g", path, splat__groups[g].name, (unsigned long long)i, a[i]);
+        }
+        /* the far Gaussian is where it was, to the format's resolution at that distance */
+        float far = -INFINITY;
+        for (uint32_t i = 0; i < back.count; i++) far = fmaxf(far, back.means[i * 3]);
+        T_CHECK(fabs(far - 3000) < 0.1, "%s: the far Gaussian came back at x = %g", path, far);
+        splat_scene_free(&back);
+    }
+    splat_scene_free(&s);
+}
+
+/* SOG's palette on a scene larger than it: every Gaussian's SH is one of at most `palette`
+ * entries, Gaussians of one entry share it exactly, and the clustering explains most of the
+ * variance of SH that has a few distinct patterns plus noise. */
+SPLAT_TEST(io_sog_palette)
+{
+    splat_scene s, back;
+    const uint32_t n = 600, palette = 24, patterns = 12;
+    tf_scene(&s, n, 2, 0.1, 0);
+    float centres[12][45];
+    for (uint32_t p = 0; p < patterns; p++)
+        for (int k = 0; k < 24; k++) centres[p][k] = (float)t_uniform(-0.8, 0.8);
+    for (uint32_t i = 0; i < n; i++)
+        for (int k = 0; k < 24; k++) s.sh[(size_t)i * 48 + 3 + (size_t)k] = centres[i % patterns][k] + (float)t_uniform(-0.02, 0.02);
+    const char *path = t_path("pal.sog");
+    splat_error err = {0};
+    T_OK(splat__sog_write_palette(path, &s, palette, &err), &err);
+    T_OK(splat__scene_read(path, &back, NULL, &err), &err);
+    sog_meta meta;
+    T_REQUIRE(tf_sog_meta(path, &meta));
+    T_CHECK(meta.palette <= palette && meta.palette >= patterns, "palette of %u", meta.palette);
+    uint32_t *of = tf_match(&s, &back);
+    T_REQUIRE(of);
+    double worst = 0;
+    for (uint32_t i = 0; i < n; i++)
+        for (int k = 0; k < 24; k++) {
+            /* noise is 0.02; the codebook adds at most half its largest gap */
+            double e = fabs(back.sh[(size_t)i * 48 + 3 + (size_t)k] - centres[of[i] % patterns][k]);
+            worst = fmax(worst, e);
+        }
+    T_CHECK(worst < 0.05, "an SH coefficient is %.3g from its pattern: the palette did not find the patterns", worst);
+    free(of);
+    splat_scene_free(&back);
+    splat_scene_free(&s);
+}
+
+/* The 1-D codebook: exact for few distinct values; otherwise every label is its value's nearest
+ * entry, and the entries cover the tails (a lone far value gets an entry near it). */
+SPLAT_TEST(io_quantize_1d)
+{
+    splat_error err = {0};
+    float v[3000], cb[256];
+    uint8_t lab[3000];
+    for (int i = 0; i < 3000; i++) v[i] = (float)(int)t_uniform(0, 200) * 0.25f;
+    T_OK(splat__quantize_1d(v, 3000, 256, cb, lab, &err), &err);
+    for (int i = 0; i < 3000; i++) T_REQUIRE(cb[lab[i]] == v[i], "value %g stored as %g", v[i], cb[lab[i]]);
+    /* a dense core and a sparse tail (most Gaussians small, a few huge): the tail's values must
+     * not be much worse off than a uniform grid over the whole range would leave them */
+    for (int i = 0; i < 3000; i++)
+        v[i] = i < 2940 ? (float)(0.2 * splat__rng_normal(splat_test_rng())) : (float)t_uniform(2, 12);
+    v[17] = 40; /* the one huge Gaussian */
+    T_OK(splat__quantize_1d(v, 3000, 256, cb, lab, &err), &err);
+    double worst = 0, lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < 3000; i++) {
+        T_REQUIRE(cb[lab[i]] == tf_nearest_entry(cb, 256, v[i]), "value %g: label %u is not the nearest", v[i], lab[i]);
+        worst = fmax(worst, fabs(cb[lab[i]] - v[i]));
+        lo = fmin(lo, v[i]), hi = fmax(hi, v[i]);
+    }
+    for (int j = 1; j < 256; j++) T_REQUIRE(cb[j] >= cb[j - 1], "codebook not ascending at %d", j);
+    T_CHECK(fabs(cb[lab[17]] - 40) < 0.5, "the far value 40 is stored as %g", cb[lab[17]]);
+    T_CHECK(worst <= (hi - lo) / 255, "a value is %.3g from its entry, over twice the %.3g a uniform grid leaves",
+            worst, (hi - lo) / 510);
+}
+
+/* ------------------------------------------------------------- SPZ version 4, by hand */
+
+SPLAT_TEST(io_spz_version_4)
+{
+    splat_scene s, a, b;
+    tf_scene(&s, 300, 3, 0.1, 1);
+    splat_error err = {0};
+    const char *v3 = t_path("a.spz"), *v4 = t_path("b.spz");
+    T_OK(splat__spz_write(v3, &s, &err), &err);
+    T_REQUIRE(t_spz_v4_from_v3(v3, v4, NULL, 0, 0));
+    T_OK(splat__spz_read(v3, &a, NULL, &err), &err);
+    T_OK(splat__spz_read(v4, &b, NULL, &err), &err);
+    /* the same Gaussians from either container, bit for bit */
+    T_REQUIRE(a.count == b.count && a.sh_degree == b.sh_degree);
+    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++)
+        T_CHECK(memcmp(splat__scene_group_c(&a, g), splat__scene_group_c(&b, g),
+                       (size_t)a.count * splat__groups[g].width * sizeof(float)) == 0, "%s differs", splat__groups[g].name);
+    splat_scene_free(&b);
+    /* stored in splatc's own axes (right, down, front: Adobe's RDF, 6): no flips */
+    uint8_t ext[12] = {0x03, 0x00, 0xbe, 0xad, 4, 0, 0, 0, 6, 0, 0, 0}, other[10] = {0x01, 0x00, 0x34, 0x12, 2, 0, 0, 0, 9, 9};
+    uint8_t both[22];
+    memcpy(both, other, 10), memcpy(both + 10, ext, 12);
+    T_REQUIRE(t_spz_v4_from_v3(v3, v4, both, sizeof both, 0));
+    splat_load_info info;
+    T_OK(splat__spz_read(v4, &b, &info, &err), &err);
+    T_CHECK(t_has(info.warning, "0x12340001") && t_has(info.warning, v4), "warning: \"%s\"", info.warning);
+    for (uint32_t i = 0; i < a.count; i++) {
+        T_REQUIRE(b.means[i * 3] == a.means[i * 3] && b.means[i * 3 + 1] == -a.means[i * 3 + 1] &&
+                  b.means[i * 3 + 2] == -a.means[i * 3 + 2], "Gaussian %u: the y and z flips are not undone", i);
+        /* degree 1: y, z, x; the y and z coefficients change sign with their axes */
+        T_REQUIRE(b.sh[i * 48 + 3] == -a.sh[i * 48 + 3] && b.sh[i * 48 + 9] == a.sh[i * 48 + 9], "Gaussian %u: SH flips", i);
+    }
+    splat_scene_free(&b);
+    /* an empty version-4 file: a header, no streams (the fuzzer found its decoding pointing into
+     * no data) */
+    tbuf e = {0};
+    tb_u32(&e, 0x5053474e), tb_u32(&e, 4), tb_u32(&e, 0), tb_u32(&e, 0), tb_u32(&e, 32);
+    for (int k = 0; k < 12; k++) tb_u8(&e, 0);
+    t_write(v4, e.p, e.n);
+    tb_free(&e);
+    T_OK(splat__spz_read(v4, &b, NULL, &err), &err);
+    T_CHECK(b.count == 0 && b.sh_degree == 0);
+    splat_scene_free(&b);
+    /* a rotated system is refused rather than misread */
+    ext[8] = 12;
+    T_REQUIRE(t_spz_v4_from_v3(v3, v4, ext, sizeof ext, 0));
+    T_CHECK(splat__spz_read(v4, &b, NULL, &err) == SPLAT_ERR_UNSUPPORTED && t_has(err.msg, v4) &&
+            t_has(err.msg, "coordinate system 12"), "%s", err.msg);
+    splat_scene_free(&a);
+    splat_scene_free(&s);
+}
+
+/* -------------------------------------------------------------------------- dispatch */
+
+SPLAT_TEST(io_formats_dispatch)
+{
+    struct {
+        const char *path;
+        splat_file_format f;
+    } cases[] = {
+        {"a.ply", SPLAT_FILE_PLY}, {"A.PLY", SPLAT_FILE_PLY}, {"x/a.compressed.ply", SPLAT_FILE_COMPRESSED_PLY},
+        {"a.Compressed.Ply", SPLAT_FILE_COMPRESSED_PLY}, {"a.splat", SPLAT_FILE_SPLAT}, {"a.spz", SPLAT_FILE_SPZ},
+        {"a.sog", SPLAT_FILE_SOG}, {"d/meta.json", SPLAT_FILE_SOG_FOLDER}, {"scene_meta.json", SPLAT_FILE_SOG_FOLDER},
+        {"a.json", SPLAT_FILE_UNKNOWN}, {"a.ply.txt", SPLAT_FILE_UNKNOWN}, {"ply", SPLAT_FILE_UNKNOWN}, {"", SPLAT_FILE_UNKNOWN},
+    };
+    for (size_t k = 0; k < SPLAT_COUNTOF(cases); k++)
+        T_CHECK(splat_file_format_of(cases[k].path) == cases[k].f, "%s: %d", cases[k].path, splat_file_format_of(cases[k].path));
+    splat_scene s;
+    tf_scene(&s, 10, 1, 1, 0);
+    splat_error err = {0};
+    const char *bad = t_path("scene.obj");
+    T_CHECK(splat_scene_save(bad, &s, &err) == SPLAT_ERR_UNSUPPORTED && t_has(err.msg, bad) && t_has(err.msg, ".spz"),
+            "%s", err.msg);
+    T_CHECK(!t_exists(bad));
+    splat_scene back;
+    err = (splat_error){0};
+    T_CHECK(splat_scene_load(bad, &back, NULL, &err) == SPLAT_ERR_UNSUPPORTED && !back.means, "%s", err.msg);
+    /* a compressed PLY named .ply is still read as one: by content */
+    const char *c = t_path("c.compressed.ply"), *plain = t_path("c.ply");
+    T_OK(splat_scene_save(c, &s, &err), &err);
+    size_t n;
+    uint8_t *bytes = t_read(c, &n);
+    t_write(plain, bytes, n);
+    free(bytes);
+    splat_load_info info;
+    T_OK(splat_scene_load(plain, &back, &info, &err), &err);
+    T_CHECK(info.format == SPLAT_FILE_COMPRESSED_PLY && back.count == 10);
+    splat_scene_free(&back);
+    splat_scene_free(&s);
+}
+
+/* ------------------------------------------------------------------------ bad input */
+
+static void expect_fail(const char *path, splat_status want, const char *what, int line)
+{
+    splat_error err = {0};
+    splat_scene s;
+    splat_load_info info;
+    splat_status st = splat__scene_read(path, &s, &info, &err);
+    if (st != want || !t_has(err.msg, path) || !t_has(err.msg, what))
+        splat_test_fail(__FILE__, line, "expected failure", "got %s: \"%s\"; wanted %s naming %s and \"%s\"",
+                        splat_status_str(st), err.msg, splat_status_str(want), path, what);
+    if (s.means || s.sh || s.count || info.warning[0]) splat_test_fail(__FILE__, line, "not empty after a failure", " ");
+    if (st == SPLAT_OK) splat_scene_free(&s);
+}
+#define EXPECT_FAIL(path, want, what) expect_fail(path, want, what, __LINE__)
+
+static uint8_t *gzip_bytes(const uint8_t *p, size_t n, size_t *out_n)
+{
+    uLong cap = compressBound((uLong)n) + 64;
+    uint8_t *out = malloc(cap);
+    z_stream z = {0};
+    deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+    z.next_in = (Bytef *)(uintptr_t)p, z.avail_in = (uInt)n, z.next_out = out, z.avail_out = (uInt)cap;
+    deflate(&z, Z_FINISH);
+    *out_n = z.total_out;
+    deflateEnd(&z);
+    return out;
+}
+
+SPLAT_TEST(io_formats_bad_input)
+{
+    splat_scene s;
+    tf_scene(&s, 300, 2, 0.1, 0);
+    splat_error err = {0};
+    size_t n;
+    uint8_t *b;
+
+    /* .splat: a partial record, a non-finite position, a scale that is not positive */
+    const char *sp = t_path("a.splat");
+    T_OK(splat__splat_write(sp, &s, &err), &err);
+    b = t_read(sp, &n);
+    t_write(sp, b, n - 1 - (size_t)t_uniform(0, 31));
+    EXPECT_FAIL(sp, SPLAT_ERR_FORMAT, "not a whole number of 32-byte");
+    uint32_t bad = (uint32_t)t_uniform(0, 300);
+    float nan_ = NAN, zero = 0;
+    memcpy(b + bad * 32 + 4, &nan_, 4);
+    t_write(sp, b, n);
+    char what[64];
+    snprintf(what, sizeof what, "record %u: the position", bad);
+    EXPECT_FAIL(sp, SPLAT_ERR_NONFINITE, what);
+    memcpy(b + bad * 32 + 4, &zero, 4);
+    memcpy(b + bad * 32 + 16, &zero, 4);
+    t_write(sp, b, n);
+    snprintf(what, sizeof what, "record %u: scale 0", bad);
+    EXPECT_FAIL(sp, SPLAT_ERR_FORMAT, what);
+    free(b);
+
+    /* compressed PLY: chunk counts that disagree, a count the file cannot hold, wrong types,
+     * a non-finite chunk range, a truncated SH element */
+    const char *cp = t_path("a.compressed.ply");
+    T_OK(splat__ply_compressed_write(cp, &s, &err), &err);
+    b = t_read(cp, &n);
+    const char *hdr_end = strstr((const char *)b, "end_header\n");
+    T_REQUIRE(hdr_end);
+    size_t hn = (size_t)(hdr_end - (const char *)b) + 11;
+    char *hdr = calloc(1, hn + 1);
+    memcpy(hdr, b, hn);
+    struct {
+        const char *from, *to, *msg;
+        splat_status st;
+    } edits[] = {
+        {"element chunk 2", "element chunk 3", "3 chunks for 300 vertices", SPLAT_ERR_FORMAT},
+        {"element vertex 300", "element vertex 4000000", "chunks for 4000000 vertices", SPLAT_ERR_FORMAT},
+        {"property uint packed_color", "property float packed_color", "packed_color\" must be uint", SPLAT_ERR_FORMAT},
+        {"property float min_x", "property float min_q", "lacks property \"min_x\"", SPLAT_ERR_FORMAT},
+        {"element sh 300", "element sh 299", "element sh has 24 properties and 299 rows", SPLAT_ERR_FORMAT},
+        {"format binary_little_endian", "format ascii", "ASCII compressed PLY", SPLAT_ERR_UNSUPPORTED},
+    };
+    for (size_t k = 0; k < SPLAT_COUNTOF(edits); k++) {
+        char *at = strstr(hdr, edits[k].from);
+        T_REQUIRE(at, "%s", edits[k].from);
+        tbuf t = {0};
+        tb_bytes(&t, hdr, (size_t)(at - hdr));
+        tb_printf(&t, "%s", edits[k].to);
+        tb_bytes(&t, at + strlen(edits[k].from), hn - (size_t)(at - hdr) - strlen(edits[k].from));
+        tb_bytes(&t, b + hn, n - hn);
+        t_write(cp, t.p, t.n);
+        tb_free(&t);
+        EXPECT_FAIL(cp, edits[k].st, edits[k].msg);
+    }
+    free(hdr);
+    t_write(cp, b, n - 1 - (size_t)t_uniform(0, (double)(n - hn - 2)));
+    EXPECT_FAIL(cp, SPLAT_ERR_FORMAT, "truncated");
+    uint8_t *nb = malloc(n);
+    memcpy(nb, b, n);
+    float inf = INFINITY;
+    memcpy(nb + hn + 72 + 4 * (uint32_t)t_uniform(0, 12), &inf, 4); /* chunk 1's ranges */
+    t_write(cp, nb, n);
+    EXPECT_FAIL(cp, SPLAT_ERR_NONFINITE, "chunk 1: ");
+    free(nb), free(b);
+
+    /* SPZ: not one, a cut stream, a count the data cannot hold, degree 4, a version from the future */
+    const char *zp = t_path("a.spz");
+    t_write(zp, "hello", 5);
+    EXPECT_FAIL(zp, SPLAT_ERR_FORMAT, "not an SPZ file");
+    T_OK(splat__spz_write(zp, &s, &err), &err);
+    b = t_read(zp, &n);
+    t_write(zp, b, n / 2);
+    EXPECT_FAIL(zp, SPLAT_ERR_FORMAT, "gzip stream ends early");
+    free(b);
+    tbuf raw = {0};
+    tb_u32(&raw, 0x5053474e), tb_u32(&raw, 3), tb_u32(&raw, 4000000000u);
+    tb_u8(&raw, 1), tb_u8(&raw, 12), tb_u8(&raw, 0), tb_u8(&raw, 0);
+    for (int k = 0; k < 200; k++) tb_u8(&raw, (uint8_t)k);
+    uint8_t *gz = gzip_bytes(raw.p, raw.n, &n);
+    t_write(zp, gz, n);
+    free(gz);
+    EXPECT_FAIL(zp, SPLAT_ERR_FORMAT, "truncated: 4000000000 Gaussians need");
+    raw.p[8] = 1, raw.p[9] = raw.p[10] = raw.p[11] = 0, raw.p[12] = 4;
+    gz = gzip_bytes(raw.p, raw.n, &n);
+    t_write(zp, gz, n);
+    free(gz);
+    EXPECT_FAIL(zp, SPLAT_ERR_UNSUPPORTED, "SH degree 4");
+    raw.p[12] = 1, raw.p[4] = 9;
+    gz = gzip_bytes(raw.p, raw.n, &n);
+    t_write(zp, gz, n);
+    free(gz);
+    EXPECT_FAIL(zp, SPLAT_ERR_UNSUPPORTED, "SPZ version 9");
+    tb_free(&raw);
+    /* version 4: a table of contents past the end, a stream size that is not what the count needs */
+    const char *v3 = t_path("b.spz"), *v4 = t_path("c.spz");
+    T_OK(splat__spz_write(v3, &s, &err), &err);
+    T_REQUIRE(t_spz_v4_from_v3(v3, v4, NULL, 0, 0));
+    b = t_read(v4, &n);
+    b[16] = 0xff, b[17] = 0xff;
+    t_write(v4, b, n);
+    EXPECT_FAIL(v4, SPLAT_ERR_FORMAT, "table of contents");
+    b[16] = 32, b[17] = 0;
+    b[32 + 8] ^= 1; /* the positions' uncompressed size */
+    t_write(v4, b, n);
+    EXPECT_FAIL(v4, SPLAT_ERR_FORMAT, "stream 0 says");
+    b[32 + 8] ^= 1;
+    t_write(v4, b, n - 3);
+    EXPECT_FAIL(v4, SPLAT_ERR_FORMAT, "truncated");
+    free(b);
+
+    /* SOG: not a zip, no meta.json, version 1, a count the bundle cannot hold, an image of the
+     * wrong size, an index past its codebook, a file name that leaves the folder */
+    const char *gp = t_path("a.sog");
+    t_write(gp, "PK\x03\x04 not really", 16);
+    EXPECT_FAIL(gp, SPLAT_ERR_FORMAT, "not a zip archive");
+    t_mkdir(t_path("sf"));
+    const char *meta = t_path("sf/meta.json");
+    T_OK(splat__sog_write(meta, &s, &err), &err);
+    b = t_read(meta, &n);
+    char *text = calloc(1, n + 64);
+    memcpy(text, b, n);
+    free(b);
+    struct {
+        const char *from, *to, *msg;
+        splat_status st;
+    } medits[] = {
+        {"\"version\":2,", "", "SOG version 1", SPLAT_ERR_UNSUPPORTED},
+        {"\"count\":300", "\"count\":3000000000", "claims 3000000000 Gaussians", SPLAT_ERR_FORMAT},
+        {"\"count\":300", "\"count\":3000", "means_l.webp is ", SPLAT_ERR_FORMAT},
+        {"\"means_l.webp\"", "\"../means_l.webp\"", "not a file beside it", SPLAT_ERR_FORMAT},
+        {"\"quats.webp\"", "\"none.webp\"", "none.webp", SPLAT_ERR_IO},
+        {"\"count\":300", "\"count\":300.5", "count is not a whole number", SPLAT_ERR_FORMAT},
+    };
+    for (size_t k = 0; k < SPLAT_COUNTOF(medits); k++) {
+        char *at = strstr(text, medits[k].from);
+        T_REQUIRE(at, "%s in %s", medits[k].from, text);
+        tbuf t = {0};
+        tb_bytes(&t, text, (size_t)(at - text));
+        tb_bytes(&t, medits[k].to, strlen(medits[k].to));
+        tb_bytes(&t, at + strlen(medits[k].from), strlen(at + strlen(medits[k].from)));
+        t_write(meta, t.p, t.n);
+        tb_free(&t);
+        EXPECT_FAIL(meta, medits[k].st, medits[k].msg);
+    }
+    /* a codebook shorter than the indices in the image */
+    char *cb = strstr(text, "\"scales\":{\"codebook\":[");
+    T_REQUIRE(cb);
+    char *close = strchr(cb, ']'), *second = strchr(cb + 23, ',');
+    tbuf t = {0};
+    tb_bytes(&t, text, (size_t)(second - text));
+    tb_bytes(&t, close, strlen(close));
+    t_write(meta, t.p, t.n);
+    tb_free(&t);
+    EXPECT_FAIL(meta, SPLAT_ERR_FORMAT, "past its 1-entry codebook");
+    t_write(meta, text, strlen(text));
+    /* a corrupt image */
+    const char *img = t_path("sf/scales.webp");
+    b = t_read(img, &n);
+    for (size_t k = 30; k < n; k += 7) b[k] ^= 0x5a;
+    t_write(img, b, n);
+    free(b);
+    EXPECT_FAIL(meta, SPLAT_ERR_FORMAT, "scales.webp");
+    free(text);
+    /* the bundle cut short, and a bundle whose meta.json fails its CRC */
+    T_OK(splat__sog_write(gp, &s, &err), &err);
+    b = t_read(gp, &n);
+    t_write(gp, b, n - 30);
+    EXPECT_FAIL(gp, SPLAT_ERR_FORMAT, "zip");
+    uint8_t *m = NULL;
+    for (size_t k = 0; k + 9 <= n && !m; k++)
+        if (memcmp(b + k, "\"version\"", 9) == 0) m = b + k;
+    T_REQUIRE(m);
+    m[1] = 'V';
+    t_write(gp, b, n);
+    EXPECT_FAIL(gp, SPLAT_ERR_FORMAT, "meta.json fails its CRC check");
+    free(b);
+    splat_scene_free(&s);
+}
+
+/* Writers refuse non-finite values before writing anything, and leave the old file as it was. */
+SPLAT_TEST(io_formats_write_nonfinite)
+{
+    splat_scene s;
+    tf_scene(&s, 50, 1, 0.1, 0);
+    splat_error err = {0};
+    for (size_t f = 0; f < SPLAT_COUNTOF(k_lossy); f++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s", file_for(k_lossy[f], "nf"));
+        T_OK(splat__scene_write(path, &s, &err), &err);
+        size_t n0, n1;
+        uint8_t *before = t_read(path, &n0);
+        float keep = s.sh[20 * 48 + 1];
+        s.sh[20 * 48 + 1] = NAN;
+        err = (splat_error){0};
+        T_CHECK(splat__scene_write(path, &s, &err) == SPLAT_ERR_NONFINITE && t_has(err.msg, path) &&
+                t_has(err.msg, "Gaussian 20"), "%s", err.msg);
+        s.sh[20 * 48 + 1] = keep;
+        uint8_t *after = t_read(path, &n1);
+        T_CHECK(n0 == n1 && memcmp(before, after, n0) == 0, "%s changed", path);
+        free(before), free(after);
+    }
+    splat_scene_free(&s);
+}
