@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what splatc needs to build and run on Debian/Ubuntu (only what is missing). --test adds
 # what the suite needs besides: the real tools it checks against (COLMAP, for
-# io_distortion_vs_colmap) and clang with libFuzzer's runtime for the fuzz build (fuzz/).
+# io_distortion_vs_colmap; a headless Chromium for the viewer's view_browser_* tests) and clang
+# with libFuzzer's runtime for the fuzz build (fuzz/).
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config glslc libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
-      libpng-dev libjpeg-dev libcjson-dev zlib1g-dev)
+      libpng-dev libjpeg-dev libcjson-dev zlib1g-dev libwebsockets-dev)
 test_tools=0
 [ "${1:-}" = "--test" ] && test_tools=1 && pkgs+=(colmap clang)
 sudo=""
@@ -40,4 +41,14 @@ if ! installed "$rt"; then
     updated=1
   fi
   if apt-cache show "$rt" >/dev/null 2>&1; then install_missing "$rt"; fi
+fi
+# The browser of the viewer's tests: Debian's headless-only build where the release has one
+# (bookworm's security updates do), else the full chromium.
+if ! installed chromium-headless-shell && ! installed chromium; then
+  if [ "$updated" -eq 0 ]; then
+    $sudo apt-get update -qq
+    updated=1
+  fi
+  if apt-cache show chromium-headless-shell >/dev/null 2>&1; then install_missing chromium-headless-shell
+  else install_missing chromium; fi
 fi
