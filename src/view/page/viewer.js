@@ -50,6 +50,7 @@ const state = {
   intr: null,
   fovY: 50 * Math.PI / 180,
   camera: -1,            // the dataset camera jumped to, -1 none
+  exactT: null,          // its T as given, until the view moves (-R p loses the last bits)
   nextId: 1,
   inflight: null,        // {id, sent, cam}
   sentCams: new Map(),   // id -> camera of that request (to draw the frustums over its frame)
@@ -68,6 +69,8 @@ window.splatc = {
   get last() { return state.last && { ...state.last, bitmap: undefined }; },
   get lastSentId() { return state.nextId - 1; },
   get stats() { return state.stats; },
+  // the camera a request asked for (the last 16): {w, h, fx, fy, cx, cy, R, T}
+  cameraOf(id) { return state.sentCams.get(id) || null; },
   get hello() { return state.hello; },
   // resolves with the last frame once one answers a request sent with an id >= `id`
   waitFrame(id, timeoutMs = 30000) {
@@ -76,6 +79,19 @@ window.splatc = {
       const check = () => {
         if (state.last && state.last.id >= id) resolve(window.splatc.last);
         else if (performance.now() - t0 > timeoutMs) reject(new Error('no frame for request ' + id));
+        else setTimeout(check, 20);
+      };
+      check();
+    });
+  },
+  // resolves with the last frame once the view has stopped changing and a frame shows it
+  settled(timeoutMs = 30000) {
+    return new Promise((resolve, reject) => {
+      const t0 = performance.now();
+      const check = () => {
+        if (!state.dirty && !state.inflight && !state.keys.size && state.last && state.last.id === state.nextId - 1)
+          resolve(window.splatc.last);
+        else if (performance.now() - t0 > timeoutMs) reject(new Error('the view did not settle'));
         else setTimeout(check, 20);
       };
       check();
@@ -105,6 +121,7 @@ const up = () => (state.hello ? norm(state.hello.up) : [0, -1, 0]);
 const forward = () => row(state.R, 2);
 
 function lookAt(eye, target) {
+  state.exactT = null;
   state.p = eye;
   state.target = target;
   state.R = lookRotation(sub(target, eye), up());
@@ -123,6 +140,7 @@ function jumpTo(k) {
   const c = cams[k];
   state.camera = k;
   state.R = c.R.slice();
+  state.exactT = c.T.slice();
   // the centre: -R^T T
   state.p = [0, 1, 2].map((i) => -(c.R[i] * c.T[0] + c.R[3 + i] * c.T[1] + c.R[6 + i] * c.T[2]));
   const d = Math.max(0.2 * radius(), dot(sub(center(), state.p), forward()));
@@ -134,6 +152,7 @@ function jumpTo(k) {
 
 // Rotates the view by M about `pivot` (the orbit target, or the camera itself).
 function rotateView(M, pivot) {
+  state.exactT = null;
   state.p = add(pivot, apply(M, sub(state.p, pivot)));
   state.target = add(pivot, apply(M, sub(state.target, pivot)));
   // the camera's axes (rows of R) turn with it: R' = R M^T
@@ -155,6 +174,7 @@ function pan(dx, dy) {
   const d = Math.hypot(...sub(state.target, state.p));
   const f = request_intrinsics().fy || 500;
   const move = add(scale(row(state.R, 0), -dx * d / f), scale(row(state.R, 1), -dy * d / f));
+  state.exactT = null;
   state.p = add(state.p, move);
   state.target = add(state.target, move);
   state.dirty = true;
@@ -168,11 +188,13 @@ function zoom(amount) {
   const offset = sub(state.p, state.target);
   const k = Math.exp(amount);
   if (Math.hypot(...offset) * k < 1e-3 * radius()) return;
+  state.exactT = null;
   state.p = add(state.target, scale(offset, k));
   state.dirty = true;
 }
 
 function move(v) {
+  state.exactT = null;
   state.p = add(state.p, v);
   state.target = add(state.target, v);
   state.dirty = true;
@@ -291,7 +313,7 @@ function send(msg) {
 
 function requestFrame(now) {
   const c = request_intrinsics();
-  const T = scale(apply(state.R, state.p), -1);
+  const T = state.exactT ? state.exactT.slice() : scale(apply(state.R, state.p), -1);
   const cam = { ...c, R: state.R.slice(), T };
   const id = state.nextId++;
   send({ t: 'frame', id, w: c.w, h: c.h, q: Number($('quality').value), fx: c.fx, fy: c.fy, cx: c.cx, cy: c.cy,
