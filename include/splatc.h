@@ -394,6 +394,83 @@ SPLAT_API splat_status splat_read_cameras_named(const char *path, splat_camera *
 SPLAT_API splat_status splat_write_cameras(const char *path, const splat_camera *cams, const char *const *names,
                                            uint32_t n, splat_error *err);
 
+/* ------------------------------------------------------------------ viewer */
+
+/* A live viewer in the browser: a small HTTP/WebSocket server (libwebsockets) that serves a page
+ * embedded in the library and, for every client, renders frames on the GPU from the camera the
+ * page asks for and sends them as JPEG. It shows a fixed scene (splatc view) or a training run
+ * while it trains (splatc train --viewer): then the training loop copies the parameters on the
+ * GPU between two iterations into the viewer's own buffers, at most one copy in flight and no
+ * wait added to training, and the viewer renders them on its own command buffers. A viewer only
+ * reads: training gives the same bits with or without one.
+ *
+ *     splat_viewer *v;
+ *     splat_viewer_init(&v, ctx, &(splat_viewer_desc){.port = 8765}, &err);  // listens now
+ *     splat_viewer_attach(v, trainer, &err);
+ *     while (splat_trainer_step(trainer) < steps) {
+ *         splat_trainer_run(trainer, next_stop, &err);          // a second or so of training
+ *         splat_viewer_control_state c;
+ *         do splat_viewer_control(v, 100, &c);                  // pause / resume / save now
+ *         while (c.paused);
+ *     }
+ *     splat_viewer_attach(v, NULL, &err);                       // before splat_trainer_free
+ *     splat_viewer_free(v);
+ *
+ * The server and the renderer run on threads of their own; the functions below are called from
+ * one thread (the one that runs the trainer). The page is for people on this machine unless
+ * `host` says otherwise: it has no authentication. */
+typedef struct splat_viewer splat_viewer;
+
+#define SPLAT_VIEWER_PORT_ANY 0xffffffffu
+
+typedef struct splat_viewer_desc {
+    const char *host;                /* IPv4 address to listen on: NULL: 127.0.0.1 (this machine only);
+                                        "0.0.0.0": every interface */
+    uint32_t port;                   /* 0: 8765; SPLAT_VIEWER_PORT_ANY: a free port the system picks
+                                        (splat_viewer_port) */
+    uint32_t max_fps;                /* frames per second per client at most (0: 30) */
+    uint32_t max_side;               /* the largest frame width or height a client may ask for (0: 2048) */
+    /* Where log lines go (a client's malformed message, a refused connection), without a newline;
+     * NULL: stderr, prefixed "splatc: viewer: ". Called from the viewer's threads. */
+    void (*log)(void *user, const char *line);
+    void *log_user;
+} splat_viewer_desc;
+
+/* Binds host:port and starts serving (a port in use is SPLAT_ERR_IO, saying so, before anything
+ * else starts). Frames are answered once a scene or a trainer is given. */
+SPLAT_API splat_status splat_viewer_init(splat_viewer **v, splat_ctx *ctx, const splat_viewer_desc *desc, splat_error *err);
+/* The port listened on. */
+SPLAT_API uint32_t splat_viewer_port(const splat_viewer *v);
+/* Shows a fixed scene, copied to the GPU here, rendered with `desc` (NULL: the defaults). Once. */
+SPLAT_API splat_status splat_viewer_set_scene(splat_viewer *v, const splat_scene *scene, const splat_render_desc *desc,
+                                              splat_error *err);
+/* Cameras the page lists (to jump to) and draws as frustums: cams [n], names [n] (NULL: "camera k");
+ * copied. A trainer brings its dataset's cameras itself. */
+SPLAT_API splat_status splat_viewer_set_cameras(splat_viewer *v, const splat_camera *cams, const char *const *names,
+                                                uint32_t n, splat_error *err);
+/* Shows a training run as it trains (once; from the thread that runs it, between runs). NULL
+ * detaches the trainer, which must happen before splat_trainer_free: the page keeps showing the
+ * last snapshot. */
+SPLAT_API splat_status splat_viewer_attach(splat_viewer *v, splat_trainer *t, splat_error *err);
+/* Training's progress, for the page's numbers and chart (from the progress callback). */
+SPLAT_API void splat_viewer_progress(splat_viewer *v, const splat_train_progress *p);
+
+/* The control interface, asked between two runs of splat_trainer_run. */
+typedef struct splat_viewer_control_state {
+    bool paused;                     /* a page paused training: ask again (training stays where it is)
+                                        until this is false */
+    uint32_t save;                   /* save-now requests since the last call (0 or more) */
+} splat_viewer_control_state;
+
+/* What the pages asked for. Waits up to wait_ms for a request when training is paused (0: does
+ * not wait), and meanwhile answers the viewer's snapshot requests, so the page still renders the
+ * paused scene. The first call that returns paused tells the pages training has stopped. */
+SPLAT_API void splat_viewer_control(splat_viewer *v, uint32_t wait_ms, splat_viewer_control_state *out);
+/* A line every page shows (for instance where a save-now wrote its file). */
+SPLAT_API void splat_viewer_note(splat_viewer *v, const char *text);
+/* Stops the server (clients are disconnected) and frees everything. */
+SPLAT_API void splat_viewer_free(splat_viewer *v);
+
 /* ------------------------------------------------------------------ demo */
 
 typedef struct splat_demo_desc {

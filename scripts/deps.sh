@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs what splatc needs to build and run on Debian/Ubuntu (only what is missing). --test adds
 # what the suite needs besides: the real tools it checks against (COLMAP, for
-# io_distortion_vs_colmap; node and npm, which install splat-transform for the interop_* tests;
+# io_distortion_vs_colmap; a headless Chromium for the viewer's view_browser_* tests; node and npm, which install splat-transform for the interop_* tests;
 # ffmpeg, for cli_orbit_video's video: on bookworm 77 packages, 50 MiB to download, 146 MiB
 # installed), clang with libFuzzer's runtime for the fuzz build (fuzz/), numpy for the Python
 # module's tests (python_*, run with Debian's /usr/bin/python3) and dpkg-dev for dpkg-shlibdeps,
 # which `cpack -G DEB` runs (install_deb).
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config glslc libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
-      libpng-dev libjpeg-dev libcjson-dev zlib1g-dev libwebp-dev libzstd-dev)
+      libpng-dev libjpeg-dev libcjson-dev zlib1g-dev libwebp-dev libzstd-dev
+      libwebsockets-dev)
 test_tools=0
 [ "${1:-}" = "--test" ] && test_tools=1 && pkgs+=(colmap ffmpeg clang nodejs python3-numpy dpkg-dev)
 sudo=""
@@ -47,4 +48,14 @@ if ! installed "$rt"; then
     updated=1
   fi
   if apt-cache show "$rt" >/dev/null 2>&1; then install_missing "$rt"; fi
+fi
+# The browser of the viewer's tests: Debian's headless-only build where the release has one
+# (bookworm's security updates do), else the full chromium.
+if ! installed chromium-headless-shell && ! installed chromium; then
+  if [ "$updated" -eq 0 ]; then
+    $sudo apt-get update -qq
+    updated=1
+  fi
+  if apt-cache show chromium-headless-shell >/dev/null 2>&1; then install_missing chromium-headless-shell
+  else install_missing chromium; fi
 fi

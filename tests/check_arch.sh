@@ -4,7 +4,8 @@
 #
 #   check_arch.sh layers SRC_DIR OBJ...   every call and every #include points down the layer
 #                                         picture; no two files call each other in a loop; only
-#                                         src/api defines public (splat_) symbols
+#                                         src/api (and src/view, the viewer's entry points, above
+#                                         it) define public (splat_) symbols
 #   check_arch.sh exports SRC_DIR LIB.so  the shared library exports exactly the functions of
 #                                         include/splatc.h
 #
@@ -23,6 +24,7 @@ allowed() {
     render) echo "core gpu sort render" ;;
     train) echo "core gpu sort render io train" ;;
     api) echo "core gpu sort render io ref train api" ;;
+    view) echo "core gpu sort render io ref train api view" ;;
     io) echo "core io" ;;
     ref) echo "core ref" ;;
     *) echo "" ;;
@@ -40,6 +42,7 @@ layers)
         case $o in
         */src/*) f=${o##*/src/} ;;
         */splat__spirv_table.c.o) f=gpu/spirv_table.c.o ;;
+        */splat__view_files.c.o) f=view/files.c.o ;;
         *) echo "check_arch: cannot place $o" >&2; exit 2 ;;
         esac
         f=${f%.o}
@@ -52,6 +55,7 @@ layers)
         case $sym in
         __* | .*) ;; # the compiler's and the sanitizers' own (ASan's __odr_asan.*)
         splat__*) ;;
+        splat_viewer_*) case $f in view/*) ;; *) echo "public symbol $sym defined in src/$f (the viewer's entry points are src/view's)"; fail=1 ;; esac ;;
         splat_*) case $f in api/*) ;; *) echo "public symbol $sym defined in src/$f (only src/api implements the public API)"; fail=1 ;; esac ;;
         *) echo "symbol $sym of src/$f has no splat__ prefix"; fail=1 ;;
         esac

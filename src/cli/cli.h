@@ -35,6 +35,8 @@ void runctl_attach(run_control *rc, splat_trainer *t);
 /* What was asked since the last call: *stop_signal (0 or the signal; it stays set) and whether to
  * save now (taken). */
 void runctl_take(run_control *rc, int *stop_signal, bool *save_now);
+/* Whether a stop was asked (nothing taken): what a wait between runs (a paused viewer) polls. */
+bool runctl_stopping(run_control *rc);
 /* A request from another thread of the tool (the viewer): as the signals. */
 void runctl_request_stop(run_control *rc, int signal);
 void runctl_request_save(run_control *rc);

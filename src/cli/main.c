@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,9 +340,11 @@ typedef struct train_ui {
 } train_ui;
 
 static splat_train_progress g_last;
+static splat_viewer *g_viewer; /* the run's viewer, when it has one */
 static void remember(void *user, const splat_train_progress *p)
 {
     g_last = *p;
+    if (g_viewer) splat_viewer_progress(g_viewer, p);
     train_ui *ui = user;
     if (!ui->quiet) progress_bar(NULL, p);
     /* the last step's line waits for the evaluation */
@@ -403,6 +406,57 @@ static uint32_t next_stop(uint32_t step, uint32_t steps, uint32_t ckpt_every, ui
     return until;
 }
 
+/* ------------------------------------------------------------------ the viewer */
+
+/* --viewer [P], --port P: 0 asks for any free port (printed). */
+static bool parse_port(const char *s, uint32_t *port)
+{
+    uint32_t p;
+    if (!parse_u32(s, &p) || p > 65535) return false;
+    *port = p == 0 ? SPLAT_VIEWER_PORT_ANY : p;
+    return true;
+}
+
+static void viewer_banner(const splat_viewer *v, const char *host)
+{
+    fprintf(stderr, "splatc: viewer at http://%s:%u/\n", host ? host : "127.0.0.1", splat_viewer_port(v));
+    if (host && strcmp(host, "127.0.0.1") != 0)
+        fprintf(stderr, "splatc: warning: the viewer has no password: whoever reaches %s:%u can watch, pause and save\n",
+                host, splat_viewer_port(v));
+}
+
+/* With a viewer, training runs in pieces of about a second, so that the page's pause and
+ * save-now act soon; between two pieces the ring is drained, which changes no result. */
+static uint32_t viewer_piece_end(uint32_t step, uint32_t until)
+{
+    double rate = g_last.iters_per_sec;
+    uint32_t piece = rate > 0 ? (uint32_t)fmin(fmax(rate, 1.0), 5000.0) : 10;
+    return step + piece < until ? step + piece : until;
+}
+
+/* Between two pieces of training: what the pages asked for. Holds training while they have it
+ * paused; save-now writes OUT/point_cloud_STEP.ply (a failed save is a warning, not the end of
+ * the run). */
+static void viewer_between_pieces(splat_viewer *v, splat_trainer *t, const char *out, run_control *rc)
+{
+    splat_viewer_control_state c;
+    do {
+        splat_viewer_control(v, 100, &c);
+        if (!c.save) continue;
+        char path[1100], note[1300];
+        snprintf(path, sizeof path, "%s/point_cloud_%u.ply", out, splat_trainer_step(t));
+        splat_error err = {0};
+        splat_scene scene = {0};
+        splat_status st = splat_trainer_scene(t, &scene, &err);
+        if (st == SPLAT_OK) st = splat_scene_save_ply(path, &scene, &err);
+        splat_scene_free(&scene);
+        if (st == SPLAT_OK) snprintf(note, sizeof note, "wrote %s", path);
+        else snprintf(note, sizeof note, "save failed: %s", err.msg);
+        fprintf(stderr, "\nsplatc: viewer: %s\n", note);
+        splat_viewer_note(v, note);
+    } while (c.paused && !runctl_stopping(rc)); /* Ctrl-C ends a pause too */
+}
+
 static int cmd_train(int argc, char **argv)
 {
     common_opts o = {0};
@@ -410,6 +464,8 @@ static int cmd_train(int argc, char **argv)
     const char *out = NULL, *resume = NULL, *log_path = NULL;
     uint32_t ckpt_every = 0, save_every = 0;
     bool renders = true;
+    bool use_viewer = false;
+    splat_viewer_desc vd = {0};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -440,7 +496,11 @@ static int cmd_train(int argc, char **argv)
                    "  --log FILE          append a JSON line of step, loss, Gaussians, it/s, GPU memory at every\n"
                    "                      progress report (4 a second), and the held-out PSNR at the end\n"
                    "  --no-renders        do not write test-view renders\n"
-                   "  --profile           print the GPU time of each stage per iteration\n%s",
+                   "  --profile           print the GPU time of each stage per iteration\n"
+                   "  --viewer [P]        watch and steer the run in a browser: http://127.0.0.1:P/ (default port\n"
+                   "                      8765; 0: any free port); pause, resume and save-now there\n"
+                   "  --viewer-host H     the viewer listens on address H (e.g. 0.0.0.0: every interface; it has no\n"
+                   "                      password) instead of 127.0.0.1\n%s",
                    k_common_help);
             return 0;
         }
@@ -475,7 +535,13 @@ static int cmd_train(int argc, char **argv)
             if (!parse_u32(v, &save_every)) return usage_error("train", "--save-every needs a number, got '%s'", v ? v : "");
         } else if (strcmp(a, "--log") == 0 && v) log_path = v;
         else if (strcmp(a, "--resume") == 0 && v) resume = v;
-        else {
+        else if (strcmp(a, "--viewer-host") == 0 && v) vd.host = v, use_viewer = true;
+        else if (strcmp(a, "--viewer") == 0) {
+            /* the port is optional: a number after --viewer is one */
+            use_viewer = true;
+            takes_value = v && v[0] >= '0' && v[0] <= '9';
+            if (takes_value && !parse_port(v, &vd.port)) return usage_error("train", "--viewer takes a port 0..65535, got '%s'", v);
+        } else {
             takes_value = false;
             if (strcmp(a, "--eval") == 0) desc.eval = true;
             else if (strcmp(a, "--white-background") == 0) set_white(&desc);
@@ -530,10 +596,16 @@ static int cmd_train(int argc, char **argv)
     splat_ctx_device(ctx, &dev);
     if (!o.quiet) fprintf(stderr, "splatc: training on %s (%s)\n", dev.name, dev.type);
     splat_trainer *t = NULL;
-    splat_status st = splat_trainer_init(&t, ctx, &desc, &err);
+    splat_viewer *viewer = NULL;
+    /* the viewer first: a port in use is an error before any work */
+    splat_status st = use_viewer ? splat_viewer_init(&viewer, ctx, &vd, &err) : SPLAT_OK;
+    if (st == SPLAT_OK && viewer) viewer_banner(viewer, vd.host);
+    if (st == SPLAT_OK) st = splat_trainer_init(&t, ctx, &desc, &err);
     splat_scene_free(&init); /* the trainer has its copy */
     if (st == SPLAT_OK && resume) st = splat_trainer_resume(t, resume, &err);
     if (st == SPLAT_OK) st = write_cameras_json(t, out, &err);
+    if (st == SPLAT_OK && viewer) st = splat_viewer_attach(viewer, t, &err);
+    g_viewer = viewer;
     char path[1024];
     double start = now_seconds();
     ui.log.start = start;
@@ -545,6 +617,7 @@ static int cmd_train(int argc, char **argv)
     if (st == SPLAT_OK) runctl_attach(&rc, t);
     while (st == SPLAT_OK && splat_trainer_step(t) < steps) {
         uint32_t until = next_stop(splat_trainer_step(t), steps, ckpt_every, save_every);
+        if (viewer) until = viewer_piece_end(splat_trainer_step(t), until);
         st = splat_trainer_run(t, until, &err);
         char diag[1024];
         uint32_t n_diag = t ? splat_trainer_diagnostics(t, diag, sizeof diag) : 0;
@@ -568,7 +641,10 @@ static int cmd_train(int argc, char **argv)
             st = save_state(t, out, "point_cloud.ply", true, &err);
             if (st == SPLAT_OK && !o.quiet) fprintf(stderr, "\nsplatc: saved at step %u\n", step);
         }
+        if (st == SPLAT_OK && viewer) viewer_between_pieces(viewer, t, out, &rc);
     }
+    /* the page keeps the last snapshot; the trainer is done with the viewer */
+    if (viewer && t) splat_viewer_attach(viewer, NULL, NULL);
     double seconds = now_seconds() - start;
     if (st == SPLAT_OK && !stop_signal) runctl_take(&rc, &stop_signal, &(bool){false});
     if (st == SPLAT_OK && stop_signal) {
@@ -576,6 +652,8 @@ static int cmd_train(int argc, char **argv)
         st = save_state(t, out, "point_cloud.ply", true, &err);
         uint32_t step = splat_trainer_step(t);
         runctl_attach(&rc, NULL);
+        g_viewer = NULL;
+        splat_viewer_free(viewer);
         splat_trainer_free(t);
         splat_ctx_free(ctx);
         if (ui.log.fd >= 0) close(ui.log.fd);
@@ -627,6 +705,8 @@ static int cmd_train(int argc, char **argv)
                (unsigned long long)g_last.isect_padded);
     }
     splat_scene_free(&scene);
+    g_viewer = NULL;
+    splat_viewer_free(viewer);
     splat_trainer_free(t);
     splat_ctx_free(ctx);
     if (ui.log.fd >= 0) close(ui.log.fd);
@@ -880,6 +960,101 @@ static int cmd_render(int argc, char **argv)
     return rc;
 }
 
+/* ------------------------------------------------------------------- view */
+
+static volatile sig_atomic_t g_stop_view;
+static void on_stop_view(int sig)
+{
+    (void)sig;
+    g_stop_view = 1;
+}
+
+static int cmd_view(int argc, char **argv)
+{
+    common_opts o = {0};
+    const char *ply = NULL, *cams_path = NULL;
+    splat_viewer_desc vd = {0};
+    splat_render_desc rd = {0};
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            printf("usage: splatc view SCENE [--cameras cameras.json] [--port P] [options]\n\n"
+                   "Serves a viewer of the scene at http://127.0.0.1:P/ until Ctrl-C: open it in a browser.\n"
+                   "Frames are rendered on the GPU here and sent as JPEG.\n\n"
+                   "  --port P            port (default 8765; 0: any free port, printed)\n"
+                   "  --viewer-host H     listen on address H (e.g. 0.0.0.0: every interface; the viewer has no\n"
+                   "                      password) instead of 127.0.0.1\n"
+                   "  --cameras FILE      cameras to list and draw (splatc's cameras.json or the original 3DGS one)\n"
+                   "  --max-fps N         frames per second per browser at most (default 30)\n"
+                   "  --sh-degree D       active SH degree (default: all the scene has)\n"
+                   "  --background R,G,B  background colour in [0,1] (default 0,0,0)\n"
+                   "  --max-gaussians-per-tile N\n"
+                   "  --sh-half           store SH coefficients as half floats on the GPU\n%s",
+                   k_common_help);
+            return 0;
+        }
+        int r = common_option("view", argc, argv, &i, &o);
+        if (r < 0) return 2;
+        if (r) continue;
+        if (strcmp(a, "--port") == 0) {
+            if (!parse_port(v, &vd.port)) return usage_error("view", "--port takes 0..65535, got '%s'", v ? v : "");
+            i++;
+        } else if (strcmp(a, "--viewer-host") == 0 && v) vd.host = v, i++;
+        else if (strcmp(a, "--cameras") == 0 && v) cams_path = v, i++;
+        else if (strcmp(a, "--max-fps") == 0) {
+            if (!parse_u32(v, &vd.max_fps) || vd.max_fps == 0 || vd.max_fps > 240)
+                return usage_error("view", "--max-fps takes 1..240, got '%s'", v ? v : "");
+            i++;
+        } else if (strcmp(a, "--sh-degree") == 0) {
+            uint32_t d;
+            if (!parse_u32(v, &d) || d > 3) return usage_error("view", "--sh-degree takes 0..3, got '%s'", v ? v : "");
+            rd.sh_degree = d == 0 ? SPLAT_SH_DEGREE_0 : d;
+            i++;
+        } else if (strcmp(a, "--max-gaussians-per-tile") == 0) {
+            if (!parse_u32(v, &rd.max_gaussians_per_tile)) return usage_error("view", "--max-gaussians-per-tile needs a number, got '%s'", v ? v : "");
+            i++;
+        } else if (strcmp(a, "--background") == 0 && v) {
+            if (!parse_rgb(v, rd.background)) return usage_error("view", "--background expects R,G,B in [0,1], got '%s'", v);
+            i++;
+        } else if (strcmp(a, "--sh-half") == 0) rd.sh_half = true;
+        else if (a[0] != '-' && !ply) ply = a;
+        else return usage_error("view", "unknown or incomplete option '%s'", a);
+    }
+    if (!ply) return usage_error("view", "%sno scene given", "");
+    splat_error err = {0};
+    splat_scene scene = {0};
+    if (!load_scene(ply, &scene)) return 1;
+    splat_camera *cams = NULL;
+    uint32_t n = 0;
+    if (cams_path && splat_read_cameras(cams_path, &cams, &n, &err) != SPLAT_OK) {
+        splat_scene_free(&scene);
+        return fail(&err);
+    }
+    splat_ctx *ctx = NULL;
+    splat_viewer *viewer = NULL;
+    splat_status st = splat_ctx_init(&ctx, &o.ctx, &err);
+    if (st == SPLAT_OK) st = splat_viewer_init(&viewer, ctx, &vd, &err);
+    if (st == SPLAT_OK && n) st = splat_viewer_set_cameras(viewer, cams, NULL, n, &err);
+    if (st == SPLAT_OK) st = splat_viewer_set_scene(viewer, &scene, &rd, &err);
+    if (st == SPLAT_OK) {
+        viewer_banner(viewer, vd.host);
+        fprintf(stderr, "splatc: showing %s (%u Gaussians); Ctrl-C to stop\n", ply, scene.count);
+        struct sigaction sa = {.sa_handler = on_stop_view};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        while (!g_stop_view) {
+            struct timespec ts = {0, 100 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    splat_viewer_free(viewer);
+    splat_ctx_free(ctx);
+    splat_free(cams);
+    splat_scene_free(&scene);
+    return st == SPLAT_OK ? 0 : fail(&err);
+}
+
 /* ------------------------------------------------------------------- eval */
 
 static int cmd_eval(int argc, char **argv)
@@ -1044,6 +1219,7 @@ static void usage(FILE *f)
                "usage: splatc COMMAND [options]   (splatc COMMAND --help for each)\n\n"
                "  train DATA -o OUT       train on a COLMAP or NeRF-synthetic scene\n"
                "  render SCENE ...        render images from cameras\n"
+               "  view SCENE              look at a scene in the browser (train --viewer: a run as it trains)\n"
                "  eval SCENE DATA         PSNR/SSIM of a trained scene on held-out views\n"
                "  convert IN OUT          convert Gaussians between .ply, .compressed.ply, .splat, .spz, .sog\n"
                "  demo DIR                write the bundled demo scene\n"
@@ -1085,6 +1261,7 @@ static int dispatch(int argc, char **argv)
     if (strcmp(cmd, "info") == 0) return cmd_info(argc, argv);
     if (strcmp(cmd, "train") == 0) return cmd_train(argc, argv);
     if (strcmp(cmd, "render") == 0) return cmd_render(argc, argv);
+    if (strcmp(cmd, "view") == 0) return cmd_view(argc, argv);
     if (strcmp(cmd, "eval") == 0) return cmd_eval(argc, argv);
     if (strcmp(cmd, "demo") == 0) return cmd_demo(argc, argv);
     if (strcmp(cmd, "convert") == 0) return cmd_convert(argc, argv);

@@ -103,6 +103,14 @@ void runctl_take(run_control *rc, int *stop_signal, bool *save_now)
     pthread_mutex_unlock(&rc->lock);
 }
 
+bool runctl_stopping(run_control *rc)
+{
+    pthread_mutex_lock(&rc->lock);
+    bool stopping = rc->stop_signal != 0;
+    pthread_mutex_unlock(&rc->lock);
+    return stopping;
+}
+
 void runctl_request_stop(run_control *rc, int signal) { stop(rc, signal); }
 
 void runctl_request_save(run_control *rc) { save(rc); }

@@ -77,8 +77,10 @@ splat_status splat__buf_init(splat_gpu *g, splat_buf *b, const char *name, VkDev
         return splat__vk_fail(err, r, "binding or mapping buffer '%s'", name);
     }
     if (kind == SPLAT_MEM_DEVICE) {
+        pthread_mutex_lock(&g->lock);
         g->mem_in_use += req.size;
         if (g->mem_in_use > g->mem_peak) g->mem_peak = g->mem_in_use;
+        pthread_mutex_unlock(&g->lock);
     }
     return SPLAT_OK;
 }
@@ -97,7 +99,9 @@ void splat__buf_free(splat_gpu *g, splat_buf *b)
         if (b->kind == SPLAT_MEM_DEVICE) {
             VkMemoryRequirements req;
             vkGetBufferMemoryRequirements(g->device, b->buffer, &req);
+            pthread_mutex_lock(&g->lock);
             g->mem_in_use -= SPLAT_MIN(g->mem_in_use, req.size);
+            pthread_mutex_unlock(&g->lock);
         }
         vkFreeMemory(g->device, b->memory, NULL);
     }
@@ -115,10 +119,19 @@ static splat_status run_once(splat_gpu *g, void (*record)(VkCommandBuffer, void 
         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
         .commandBufferCount = 1,
     };
-    VkCommandBuffer cb;
-    VkResult r = vkAllocateCommandBuffers(g->device, &ai, &cb);
-    if (r != VK_SUCCESS) return splat__vk_fail(err, r, "%s: vkAllocateCommandBuffers", what);
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence fence = VK_NULL_HANDLE;
+    VkResult r = vkCreateFence(g->device, &fci, NULL, &fence);
+    if (r != VK_SUCCESS) return splat__vk_fail(err, r, "%s: vkCreateFence", what);
+    /* the pool and the queue are shared with streams on other threads; the wait is not */
+    pthread_mutex_lock(&g->lock);
+    VkCommandBuffer cb;
+    r = vkAllocateCommandBuffers(g->device, &ai, &cb);
+    if (r != VK_SUCCESS) {
+        pthread_mutex_unlock(&g->lock);
+        vkDestroyFence(g->device, fence, NULL);
+        return splat__vk_fail(err, r, "%s: vkAllocateCommandBuffers", what);
+    }
     VkCommandBufferBeginInfo bi = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
@@ -128,15 +141,16 @@ static splat_status run_once(splat_gpu *g, void (*record)(VkCommandBuffer, void 
         record(cb, user);
         r = vkEndCommandBuffer(cb);
     }
-    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    if (r == VK_SUCCESS) r = vkCreateFence(g->device, &fci, NULL, &fence);
     if (r == VK_SUCCESS) {
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
         r = vkQueueSubmit(g->queue, 1, &si, fence);
     }
+    pthread_mutex_unlock(&g->lock);
     if (r == VK_SUCCESS) r = vkWaitForFences(g->device, 1, &fence, VK_TRUE, UINT64_MAX);
-    if (fence) vkDestroyFence(g->device, fence, NULL);
+    vkDestroyFence(g->device, fence, NULL);
+    pthread_mutex_lock(&g->lock);
     vkFreeCommandBuffers(g->device, g->imm_pool, 1, &cb);
+    pthread_mutex_unlock(&g->lock);
     if (r != VK_SUCCESS) return splat__vk_fail(err, r, "%s", what);
     return SPLAT_OK;
 }

@@ -52,7 +52,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation(VkDebugUtilsMessageSeverityF
     (void)types;
     splat_gpu *g = user;
     if (severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)) {
-        g->validation_messages++;
+        __atomic_add_fetch(&g->validation_messages, 1, __ATOMIC_RELAXED);
         fprintf(stderr, "splatc: vulkan validation: %s\n", data->pMessage);
     }
     return VK_FALSE;
@@ -396,6 +396,10 @@ splat_status splat__gpu_init(splat_gpu **out, const splat_gpu_desc *desc, splat_
     *out = NULL;
     splat_gpu *g = splat__calloc(1, sizeof *g);
     if (!g) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "gpu: out of host memory");
+    if (pthread_mutex_init(&g->lock, NULL) != 0) {
+        splat__free(g);
+        return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "gpu: cannot create a mutex");
+    }
     const char *env = getenv("SPLAT_VALIDATE");
     g->validation = desc->validation || (env && *env && strcmp(env, "0") != 0);
 
@@ -444,5 +448,6 @@ void splat__gpu_free(splat_gpu *g)
         if (destroy) destroy(g->instance, g->messenger, NULL);
     }
     if (g->instance) vkDestroyInstance(g->instance, NULL);
+    pthread_mutex_destroy(&g->lock);
     splat__free(g);
 }

@@ -9,6 +9,7 @@
 #ifndef SPLAT_GPU_H
 #define SPLAT_GPU_H
 
+#include <pthread.h>
 #include <vulkan/vulkan.h>
 
 #include "core/core.h"
@@ -46,11 +47,16 @@ typedef struct splat_gpu {
     VkQueue queue;
     uint32_t queue_family;
     VkCommandPool imm_pool;          /* for one-off uploads and downloads */
+    /* Streams may live on different threads (the viewer renders beside training), and they share
+     * the queue, the immediate pool and the memory counts: whoever touches those holds this lock
+     * (submissions, immediate copies, allocations). Nothing waits on the GPU while holding it. */
+    pthread_mutex_t lock;
     VkPhysicalDeviceMemoryProperties mem_props;
     splat_gpu_info info;
     bool validation;
-    uint32_t validation_messages;    /* errors and warnings reported by the validation layers */
-    uint64_t mem_in_use, mem_peak;   /* device memory allocated through splat__buf_init */
+    uint32_t validation_messages;    /* errors and warnings reported by the validation layers (any thread:
+                                        added to atomically) */
+    uint64_t mem_in_use, mem_peak;   /* device memory allocated through splat__buf_init (under `lock`) */
     PFN_vkCmdPushDescriptorSetKHR push_descriptor;
 } splat_gpu;
 

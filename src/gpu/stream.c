@@ -280,7 +280,9 @@ static splat_status submit(splat_stream *s, VkCommandBuffer cb, bool owned, spla
         .signalSemaphoreCount = 1,
         .pSignalSemaphores = &s->timeline,
     };
+    pthread_mutex_lock(&s->gpu->lock);
     VkResult r = vkQueueSubmit(s->gpu->queue, 1, &si, VK_NULL_HANDLE);
+    pthread_mutex_unlock(&s->gpu->lock);
     if (r != VK_SUCCESS) return splat__vk_fail(err, r, "stream: vkQueueSubmit");
     s->submitted = value;
     s->inflight[s->n_inflight].cb = owned ? cb : VK_NULL_HANDLE;

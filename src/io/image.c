@@ -419,6 +419,108 @@ splat_status splat__image_downsample(const splat_image *src, uint32_t factor, sp
     return SPLAT_OK;
 }
 
+/* ---------------------------------------------------------------- JPEG encoding */
+
+/* A libjpeg destination that grows a splat_bytes through the allocation hooks (jpeg_mem_dest
+ * would malloc behind them). */
+typedef struct jpeg_out {
+    struct jpeg_destination_mgr mgr;
+    splat_bytes *bytes;
+    jmp_buf *jb;
+} jpeg_out;
+
+static bool bytes_grow(splat_bytes *b, size_t want)
+{
+    if (want <= b->cap) return true;
+    size_t cap = b->cap ? b->cap : 65536;
+    while (cap < want) cap *= 2;
+    uint8_t *more = splat__realloc(b->data, cap);
+    if (!more) return false;
+    b->data = more;
+    b->cap = cap;
+    return true;
+}
+
+static void out_init(j_compress_ptr cinfo)
+{
+    jpeg_out *o = (jpeg_out *)cinfo->dest;
+    o->mgr.next_output_byte = o->bytes->data;
+    o->mgr.free_in_buffer = o->bytes->cap;
+}
+
+static boolean out_empty(j_compress_ptr cinfo)
+{
+    /* called with the whole buffer full */
+    jpeg_out *o = (jpeg_out *)cinfo->dest;
+    size_t used = o->bytes->cap;
+    if (!bytes_grow(o->bytes, used * 2)) longjmp(*o->jb, 2);
+    o->mgr.next_output_byte = o->bytes->data + used;
+    o->mgr.free_in_buffer = o->bytes->cap - used;
+    return TRUE;
+}
+
+static void out_term(j_compress_ptr cinfo)
+{
+    jpeg_out *o = (jpeg_out *)cinfo->dest;
+    o->bytes->size = o->bytes->cap - o->mgr.free_in_buffer;
+}
+
+typedef struct jpeg_enc {
+    struct jpeg_compress_struct cinfo;
+    struct jpeg_error_mgr jerr;
+    jmp_buf jb;
+    char msg[JMSG_LENGTH_MAX];
+} jpeg_enc;
+
+static void jpeg_enc_on_error(j_common_ptr cinfo)
+{
+    jpeg_enc *e = cinfo->client_data;
+    cinfo->err->format_message(cinfo, e->msg);
+    longjmp(e->jb, 1);
+}
+
+splat_status splat__jpeg_encode(const uint8_t *pixels, int channels, uint32_t width, uint32_t height, int quality,
+                                splat_bytes *out, splat_error *err)
+{
+    SPLAT_ASSERT(width > 0 && height > 0 && width <= 65500 && height <= 65500 && quality >= 1 && quality <= 100);
+    SPLAT_ASSERT(channels == 3 || channels == 4);
+    out->size = 0;
+    if (!bytes_grow(out, 65536)) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "JPEG: out of host memory");
+    jpeg_enc *e = splat__calloc(1, sizeof *e);
+    if (!e) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "JPEG: out of host memory");
+    jpeg_out o = {.mgr = {.init_destination = out_init, .empty_output_buffer = out_empty, .term_destination = out_term},
+                  .bytes = out, .jb = &e->jb};
+    e->cinfo.err = jpeg_std_error(&e->jerr);
+    e->jerr.error_exit = jpeg_enc_on_error;
+    e->cinfo.client_data = e;
+    splat_status st = SPLAT_OK;
+    int jumped = setjmp(e->jb);
+    if (jumped == 0) {
+        jpeg_create_compress(&e->cinfo);
+        e->cinfo.dest = &o.mgr;
+        e->cinfo.image_width = width;
+        e->cinfo.image_height = height;
+        e->cinfo.input_components = channels;
+        e->cinfo.in_color_space = channels == 4 ? JCS_EXT_RGBX : JCS_RGB;
+        jpeg_set_defaults(&e->cinfo);
+        jpeg_set_quality(&e->cinfo, quality, TRUE);
+        if (quality >= 90) e->cinfo.comp_info[0].h_samp_factor = e->cinfo.comp_info[0].v_samp_factor = 1;
+        jpeg_start_compress(&e->cinfo, TRUE);
+        while (e->cinfo.next_scanline < height) {
+            JSAMPROW row = (JSAMPROW)(pixels + (size_t)e->cinfo.next_scanline * width * channels);
+            jpeg_write_scanlines(&e->cinfo, &row, 1);
+        }
+        jpeg_finish_compress(&e->cinfo);
+    } else {
+        st = jumped == 2 ? splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "JPEG: out of host memory")
+                         : splat__fail(err, SPLAT_ERR_FORMAT, "JPEG encoding: %s", e->msg);
+        out->size = 0;
+    }
+    jpeg_destroy_compress(&e->cinfo);
+    splat__free(e);
+    return st;
+}
+
 void splat__image_free(splat_image *img)
 {
     if (!img) return;

@@ -29,6 +29,19 @@ splat_status splat__image_save_png(const char *path, const splat_image *img, int
 splat_status splat__image_downsample(const splat_image *src, uint32_t factor, splat_image *dst, splat_error *err);
 void splat__image_free(splat_image *img);
 
+/* A growable memory buffer (what the JPEG encoder writes into): `data` [cap] from splat__realloc,
+ * `size` bytes used. Zero-initialised is empty; free `data` with splat__free. */
+typedef struct splat_bytes {
+    uint8_t *data;
+    size_t size, cap;
+} splat_bytes;
+
+/* Encodes pixels [H,W,channels] 8-bit (channels 3: RGB; 4: RGBX, the fourth byte ignored) as a
+ * baseline JPEG of `quality` (1..100) into out (emptied first, grown as needed). From quality 90
+ * on chroma keeps full resolution (4:4:4; below, 4:2:0). */
+splat_status splat__jpeg_encode(const uint8_t *pixels, int channels, uint32_t width, uint32_t height, int quality,
+                                splat_bytes *out, splat_error *err);
+
 /* -------------------------------------------------------------- lens distortion */
 
 /* The distortion models of COLMAP (camera_models.h), by their parameters after fx fy cx cy, and

@@ -192,9 +192,42 @@ static void maybe_progress(splat_trainer *t, uint32_t until, bool force)
     t->desc.progress(t->desc.progress_user, &t->prog);
 }
 
+/* ------------------------------------------------------------------ the snapshot tap */
+
+void splat__train_set_tap(splat_trainer *t, splat_train_tap *tap) { t->tap = tap; }
+
+splat_status splat__train_serve_tap(splat_trainer *t, splat_error *err)
+{
+    splat_train_tap *tap = t->tap;
+    if (!tap || atomic_load_explicit(&tap->state, memory_order_acquire) != SPLAT_TAP_ASKED) return SPLAT_OK;
+    const splat_model *m = &t->model;
+    uint32_t answer = SPLAT_TAP_SMALL;
+    if (tap->dst->capacity >= m->count && !tap->dst->sh_half) {
+        splat_cmd *c = splat__stream_cmd(t->env.stream);
+        for (uint32_t g = 0; g < SPLAT_GROUP_COUNT && m->count; g++) {
+            uint64_t bytes = (uint64_t)m->count * splat__groups[g].width * 4;
+            splat__cmd_copy(c, SPLAT_VIEW_AT(m->params.group[g], 0, bytes), SPLAT_VIEW(tap->dst->group[g]));
+        }
+        splat_status st = splat__stream_sync(t->env.stream, SPLAT_SYNC_COMMIT, err);
+        if (st != SPLAT_OK) return st;
+        tap->dst->count = m->count;
+        answer = SPLAT_TAP_COPIED;
+    }
+    tap->count = m->count;
+    tap->step = t->step;
+    tap->sh_degree = splat__train_degree(t, t->step);
+    atomic_store_explicit(&tap->state, answer, memory_order_release);
+    if (tap->notify) tap->notify(tap->user);
+    return SPLAT_OK;
+}
+
 static splat_status submit_step(splat_trainer *t, uint32_t slot, splat_error *err)
 {
     uint32_t step = t->step;
+    if (t->tap) {
+        splat_status st = splat__train_serve_tap(t, err);
+        if (st != SPLAT_OK) return st;
+    }
     uint32_t view = splat__train_view_of_step(t, step);
     splat__train_fill_slot(t, slot, step, view, true, (splat_train_slot *)t->ring.slots.map + slot);
     splat__images_stage(&t->images, slot, view);

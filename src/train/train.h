@@ -152,6 +152,31 @@ typedef struct splat_trainer_prof {
     uint32_t n_stages, n_profiled;
 } splat_trainer_prof;
 
+/* ring.c: a copy of the parameters for a reader beside the loop (the viewer), taken on the GPU
+ * between two iterations, so that the reader never touches what training writes and training
+ * never waits for the reader.
+ *
+ * The reader owns `dst` and asks by storing SPLAT_TAP_ASKED in `state`. Before it submits its next
+ * iteration the loop records the copy of rows [0, count) of every parameter group into its stream
+ * and submits it without waiting; then it fills the fields below, stores SPLAT_TAP_COPIED (or, when
+ * dst has fewer rows than the model, SPLAT_TAP_SMALL with `count`, copying nothing) and calls
+ * notify. The device has one queue and every command buffer begins with a barrier on all earlier
+ * work, so whatever the reader submits after it sees COPIED runs after the copy: it waits for
+ * nothing else. At most one copy is in flight: the reader asks again only once its own work no
+ * longer reads dst. `state` is the one field both threads use at the same time. */
+enum { SPLAT_TAP_IDLE, SPLAT_TAP_ASKED, SPLAT_TAP_COPIED, SPLAT_TAP_SMALL };
+
+typedef struct splat_train_tap {
+    _Atomic uint32_t state;
+    splat_scene_gpu *dst;            /* the reader's: float SH (like the model), `capacity` rows */
+    void (*notify)(void *user);      /* on the training thread, after each answer */
+    void *user;
+    /* the answer, written before state becomes COPIED or SMALL */
+    uint32_t count;                  /* Gaussians copied (SMALL: the rows dst needs) */
+    uint32_t step;                   /* steps submitted when the copy was taken */
+    uint32_t sh_degree;              /* the degree training renders with at that step (0..3) */
+} splat_train_tap;
+
 /* ring.c: the iterations in flight. */
 typedef struct splat_ring {
     splat_rec rec[SPLAT_TRAIN_RING];
@@ -183,6 +208,8 @@ struct splat_trainer {
     splat_strategy_state *strategy_state;
     splat_ring ring;
     splat_trainer_prof prof;
+
+    splat_train_tap *tap;                     /* a reader's snapshot request, or NULL */
 
     splat_train_progress prog;
     bool retired_any;                         /* prog holds a retired iteration's loss */
@@ -243,6 +270,10 @@ splat_status splat__train_drain(splat_trainer *t, splat_error *err);
 splat_status splat__train_run(splat_trainer *t, uint32_t until_step, splat_error *err);
 /* Async-signal-safe and thread-safe: sets the flag the loop reads before each step. */
 void splat__train_interrupt(splat_trainer *t);
+/* The snapshot tap (above): sets it (NULL removes it), from the training thread between runs. */
+void splat__train_set_tap(splat_trainer *t, splat_train_tap *tap);
+/* Answers an asked tap now: the loop does between iterations, a caller between runs. */
+splat_status splat__train_serve_tap(splat_trainer *t, splat_error *err);
 
 /* eval.c */
 splat_status splat__train_eval(splat_trainer *t, const char *render_dir, splat_eval_result *res, splat_error *err);

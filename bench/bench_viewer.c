@@ -1,0 +1,287 @@
+/* Viewer benchmark (issue 13): what a browser pulling frames costs a training run, and how soon
+ * its frames come. Runs `splatc train DATA` twice with the same options, once alone and once with
+ * --viewer and a client (this program, a WebSocket client like the page) that asks for a WIDTHxHEIGHT
+ * frame FPS times a second (at most one in flight, as the page does) from the dataset's first
+ * camera, for as long as training runs; then prints a table: each run's training time and it/s
+ * (from its metrics.json), the slowdown, and the frames' latencies from request to the last byte
+ * of the answer. It also checks that both runs wrote the same point_cloud.ply.
+ *
+ * Usage: bench_viewer DATA [--steps 7000] [--images-factor N] [--fps 30] [--width 1280 --height 720]
+ *                          [--quality 90] [--repeat 1] [--out DIR] [--splatc PATH] [-- extra train options]
+ * The acceptance of issue 13 (H100): bonsai 7k, --fps 30 at 1280x720: at most 5 % slower, every
+ * frame within 50 ms. */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "ws_client.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void nap(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)size + 1);
+    if (s && fread(s, 1, (size_t)size, f) != (size_t)size) {
+        free(s);
+        s = NULL;
+    }
+    fclose(f);
+    if (s) s[size] = '\0';
+    if (n) *n = (size_t)size;
+    return s;
+}
+
+static pid_t spawn(const char *cmd)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int wait_exit(pid_t pid)
+{
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+typedef struct run_result {
+    double train_s, its;
+    char device[256];
+} run_result;
+
+static bool read_metrics(const char *dir, run_result *r)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/metrics.json", dir);
+    char *text = slurp(path, NULL);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (!j) return false;
+    r->train_s = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "train_seconds"));
+    r->its = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "iters_per_sec"));
+    const char *dev = cJSON_GetStringValue(cJSON_GetObjectItem(j, "device"));
+    snprintf(r->device, sizeof r->device, "%s", dev ? dev : "?");
+    cJSON_Delete(j);
+    return true;
+}
+
+static uint32_t le32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct client_result {
+    uint32_t asked, answered, late, failed;
+    double *lat;             /* [answered] ms */
+    double render_ms_sum;    /* the server's time from taking a request to the rendered image (snapshot included) */
+} client_result;
+
+/* The page's way of pulling: a request every 1/fps s while none is in flight, until the run's
+ * statistics say it is done (or the connection ends). */
+static bool pull(uint32_t port, uint32_t fps, uint32_t w, uint32_t h, int quality, client_result *res)
+{
+    t_ws ws;
+    char why[600];
+    double end = now_s() + 120;
+    while (!t_ws_connect(&ws, port, "/ws", NULL, why, sizeof why)) {
+        if (now_s() > end) return fprintf(stderr, "bench_viewer: %s\n", why), false;
+        nap(0.05);
+    }
+    /* the first camera of the dataset, from the hello, at w x h with the same field of view */
+    const uint8_t *d;
+    size_t n;
+    int op;
+    double cam[17] = {0};
+    bool have_cam = false;
+    while (!have_cam && t_ws_recv(&ws, 60, &d, &n, &op) == 1) {
+        if (op != T_WS_TEXT) continue;
+        cJSON *j = cJSON_ParseWithLength((const char *)d, n);
+        const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "cameras"), 0);
+        if (c0) {
+            double cw = cJSON_GetNumberValue(cJSON_GetObjectItem(c0, "w")), ch = cJSON_GetNumberValue(cJSON_GetObjectItem(c0, "h"));
+            double s = fmin(w / cw, h / ch);
+            cam[0] = cJSON_GetNumberValue(cJSON_GetObjectItem(c0, "fx")) * s;
+            cam[1] = cJSON_GetNumberValue(cJSON_GetObjectItem(c0, "fy")) * s;
+            cam[2] = w / 2.0 + (cJSON_GetNumberValue(cJSON_GetObjectItem(c0, "cx")) - cw / 2) * s;
+            cam[3] = h / 2.0 + (cJSON_GetNumberValue(cJSON_GetObjectItem(c0, "cy")) - ch / 2) * s;
+            for (int k = 0; k < 9; k++) cam[4 + k] = cJSON_GetArrayItem(cJSON_GetObjectItem(c0, "R"), k)->valuedouble;
+            for (int k = 0; k < 3; k++) cam[13 + k] = cJSON_GetArrayItem(cJSON_GetObjectItem(c0, "T"), k)->valuedouble;
+            have_cam = true;
+        }
+        cJSON_Delete(j);
+    }
+    if (!have_cam) {
+        t_ws_close(&ws);
+        return fprintf(stderr, "bench_viewer: no camera in the viewer's hello\n"), false;
+    }
+    size_t cap = 1 << 16;
+    res->lat = malloc(cap * sizeof *res->lat);
+    double interval = 1.0 / fps, next = now_s(), sent_at = 0;
+    uint32_t inflight = 0, id = 0;
+    bool done = false;
+    while (!done) {
+        double t = now_s();
+        if (!inflight && t >= next) {
+            char m[1024];
+            int k = snprintf(m, sizeof m, "{\"t\":\"frame\",\"id\":%u,\"w\":%u,\"h\":%u,\"q\":%d,\"fx\":%.9g,\"fy\":%.9g,"
+                             "\"cx\":%.9g,\"cy\":%.9g,\"R\":[", ++id, w, h, quality, cam[0], cam[1], cam[2], cam[3]);
+            for (int i = 0; i < 9; i++) k += snprintf(m + k, sizeof m - k, "%s%.9g", i ? "," : "", cam[4 + i]);
+            snprintf(m + k, sizeof m - k, "],\"T\":[%.9g,%.9g,%.9g]}", cam[13], cam[14], cam[15]);
+            if (!t_ws_send_text(&ws, m)) break;
+            inflight = id;
+            sent_at = t;
+            res->asked++;
+            next += interval;
+            if (next < t) next = t; /* a late answer does not bunch the next requests */
+        }
+        double wait = inflight ? 0.2 : fmax(0.0, next - now_s());
+        int r = t_ws_recv(&ws, wait, &d, &n, &op);
+        if (r < 0) break;
+        if (r == 0) continue;
+        if (op == T_WS_TEXT) {
+            if (strstr((const char *)d, "\"done\":true")) done = true;
+            if (strstr((const char *)d, "\"t\":\"error\"")) res->failed++, inflight = 0;
+            continue;
+        }
+        if (op != T_WS_BINARY || n < 24 || le32(d) != inflight) continue;
+        double ms = (now_s() - sent_at) * 1e3;
+        if (res->answered < cap) res->lat[res->answered] = ms;
+        res->answered++;
+        res->late += ms > 50;
+        res->render_ms_sum += le32(d + 16) / 1e3;
+        inflight = 0;
+    }
+    t_ws_close(&ws);
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    const char *data = NULL, *out = "bench-viewer-out", *splatc = SPLAT_CLI_PATH;
+    uint32_t steps = 7000, fps = 30, W = 1280, H = 720, repeat = 1, factor = 0;
+    int quality = 90;
+    char extra[2048] = "";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--") == 0) {
+            for (int k = i + 1; k < argc; k++) {
+                strncat(extra, " '", sizeof extra - strlen(extra) - 1);
+                strncat(extra, argv[k], sizeof extra - strlen(extra) - 1);
+                strncat(extra, "'", sizeof extra - strlen(extra) - 1);
+            }
+            break;
+        }
+        if (!v && a[0] == '-') return fprintf(stderr, "bench_viewer: %s needs a value\n", a), 2;
+        if (strcmp(a, "--steps") == 0) steps = (uint32_t)atoi(v), i++;
+        else if (strcmp(a, "--fps") == 0) fps = (uint32_t)atoi(v), i++;
+        else if (strcmp(a, "--width") == 0) W = (uint32_t)atoi(v), i++;
+        else if (strcmp(a, "--height") == 0) H = (uint32_t)atoi(v), i++;
+        else if (strcmp(a, "--quality") == 0) quality = atoi(v), i++;
+        else if (strcmp(a, "--repeat") == 0) repeat = (uint32_t)atoi(v), i++;
+        else if (strcmp(a, "--images-factor") == 0) factor = (uint32_t)atoi(v), i++;
+        else if (strcmp(a, "--out") == 0) out = v, i++;
+        else if (strcmp(a, "--splatc") == 0) splatc = v, i++;
+        else if (a[0] != '-' && !data) data = a;
+        else return fprintf(stderr, "bench_viewer: unknown option %s\n", a), 2;
+    }
+    if (!data || !fps || !W || !H || !repeat || quality < 1 || quality > 100) {
+        fprintf(stderr, "usage: bench_viewer DATA [--steps N] [--images-factor N] [--fps 30] [--width 1280 --height 720] "
+                        "[--quality 90] [--repeat N] [--out DIR] [--splatc PATH] [-- train options]\n");
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    mkdir(out, 0755);
+    char opts[3000];
+    int k = snprintf(opts, sizeof opts, "--steps %u --no-renders -q", steps);
+    if (factor) k += snprintf(opts + k, sizeof opts - (size_t)k, " --images-factor %u", factor);
+    snprintf(opts + k, sizeof opts - (size_t)k, "%s", extra);
+    printf("bench_viewer: %s, %u steps, a client at %u frames/s of %ux%u (JPEG quality %d), %u time(s)\n", data, steps, fps, W, H,
+           quality, repeat);
+    fflush(stdout);
+    run_result plain[8] = {0}, viewed[8] = {0};
+    client_result cl[8] = {0};
+    bool same = true;
+    for (uint32_t r = 0; r < repeat && r < 8; r++) {
+        char cmd[8000], dir_a[1100], dir_b[1100], log[1200];
+        snprintf(dir_a, sizeof dir_a, "%s/plain-%u", out, r);
+        snprintf(dir_b, sizeof dir_b, "%s/viewed-%u", out, r);
+        snprintf(cmd, sizeof cmd, "exec '%s' train '%s' -o '%s' %s > '%s/plain-%u.log' 2>&1", splatc, data, dir_a, opts, out, r);
+        if (wait_exit(spawn(cmd)) != 0 || !read_metrics(dir_a, &plain[r]))
+            return fprintf(stderr, "bench_viewer: the run without a viewer failed (%s/plain-%u.log)\n", out, r), 1;
+        snprintf(log, sizeof log, "%s/viewed-%u.log", out, r);
+        snprintf(cmd, sizeof cmd, "exec '%s' train '%s' -o '%s' %s --viewer 0 > '%s' 2>&1", splatc, data, dir_b, opts, log);
+        pid_t pid = spawn(cmd);
+        uint32_t port = 0;
+        for (double end = now_s() + 600; !port && now_s() < end; nap(0.02)) {
+            char *l = slurp(log, NULL);
+            const char *at = l ? strstr(l, "viewer at http://") : NULL;
+            const char *colon = at ? strchr(at + 17, ':') : NULL;
+            if (colon) port = (uint32_t)strtoul(colon + 1, NULL, 10);
+            free(l);
+        }
+        if (!port || !pull(port, fps, W, H, quality, &cl[r])) {
+            kill(pid, SIGTERM);
+            wait_exit(pid);
+            return fprintf(stderr, "bench_viewer: no viewer to pull from (%s)\n", log), 1;
+        }
+        if (wait_exit(pid) != 0 || !read_metrics(dir_b, &viewed[r]))
+            return fprintf(stderr, "bench_viewer: the run with a viewer failed (%s)\n", log), 1;
+        char pa[1200], pb[1200];
+        snprintf(pa, sizeof pa, "%s/point_cloud.ply", dir_a);
+        snprintf(pb, sizeof pb, "%s/point_cloud.ply", dir_b);
+        size_t na = 0, nb = 0;
+        char *a = slurp(pa, &na), *b = slurp(pb, &nb);
+        same = same && a && b && na == nb && memcmp(a, b, na) == 0;
+        free(a);
+        free(b);
+    }
+    printf("device: %s\n\n", plain[0].device);
+    printf("| run | train s | it/s | slowdown | frames asked / answered | latency p50 / p95 / p99 / max (ms) | over 50 ms | "
+           "render mean (ms) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    for (uint32_t r = 0; r < repeat && r < 8; r++) {
+        client_result *c = &cl[r];
+        uint32_t n = c->answered < (1 << 16) ? c->answered : (1 << 16);
+        qsort(c->lat, n, sizeof *c->lat, cmp_double);
+        double p50 = n ? c->lat[n / 2] : 0, p95 = n ? c->lat[(size_t)(0.95 * (n - 1))] : 0,
+               p99 = n ? c->lat[(size_t)(0.99 * (n - 1))] : 0, mx = n ? c->lat[n - 1] : 0;
+        printf("| no viewer | %.2f | %.1f | | | | | |\n", plain[r].train_s, plain[r].its);
+        printf("| viewer, %u fps %ux%u | %.2f | %.1f | %+.1f %% | %u / %u | %.1f / %.1f / %.1f / %.1f | %u | %.1f |\n", fps, W, H,
+               viewed[r].train_s, viewed[r].its, 100.0 * (viewed[r].train_s / plain[r].train_s - 1.0), c->asked, c->answered,
+               p50, p95, p99, mx, c->late, n ? c->render_ms_sum / n : 0);
+        free(c->lat);
+    }
+    printf("\npoint_cloud.ply with and without the viewer: %s\n", same ? "identical" : "DIFFERENT");
+    return same ? 0 : 1;
+}
