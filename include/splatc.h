@@ -212,7 +212,9 @@ typedef enum splat_background {
     SPLAT_BACKGROUND_AUTO = 0,       /* white for a dataset whose images have alpha (NeRF-synthetic), else
                                         render.background */
     SPLAT_BACKGROUND_COLOR,          /* render.background */
-    SPLAT_BACKGROUND_RANDOM,         /* a random colour every step (evaluation: as AUTO) */
+    SPLAT_BACKGROUND_RANDOM,         /* a random colour every training step; evaluation as AUTO (white with
+                                        alpha, else render.background). On lego 7k it scores 0.15 dB below
+                                        white (docs/PERFORMANCE.md), hence not the default */
 } splat_background;
 
 /* How Gaussians are added and removed during training. */

@@ -340,6 +340,29 @@ SPLAT_TEST(cli_output_folder_checked_first)
     }
 }
 
+/* A "frames" list of `ds`'s views (images by absolute path, per-frame intrinsics, camera-to-world
+ * poses in OpenGL axes): every view (held = -1), only the held-out ones (1), or the others (0). */
+static void write_frames(FILE *f, const splat_dataset *ds, int held)
+{
+    fprintf(f, "\"frames\": [\n");
+    bool first = true;
+    for (uint32_t v = 0; v < ds->n_views; v++) {
+        if (held >= 0 && (v % 8 == 0) != (held == 1)) continue;
+        const splat_camera *c = &ds->views[v].camera;
+        fprintf(f, "%s{\"file_path\": \"%s\", \"w\": %u, \"h\": %u, \"fl_x\": %.9g, \"fl_y\": %.9g, \"cx\": %.9g, \"cy\": %.9g, "
+                "\"transform_matrix\": [", first ? "" : ",\n", ds->views[v].image_path, c->width, c->height, (double)c->fx,
+                (double)c->fy, (double)c->cx, (double)c->cy);
+        first = false;
+        for (int r = 0; r < 3; r++) { /* c2w = [R^T | -R^T t], the camera's y and z negated */
+            double pos = -((double)c->R[0 * 3 + r] * c->t[0] + (double)c->R[1 * 3 + r] * c->t[1] + (double)c->R[2 * 3 + r] * c->t[2]);
+            fprintf(f, "[%.17g, %.17g, %.17g, %.17g], ", (double)c->R[0 * 3 + r], -(double)c->R[1 * 3 + r],
+                    -(double)c->R[2 * 3 + r], pos);
+        }
+        fprintf(f, "[0, 0, 0, 1]]}");
+    }
+    fprintf(f, "]");
+}
+
 /* nerfstudio's transforms.json end to end: the demo scene written as one (images by absolute
  * path, the camera-to-world poses in OpenGL axes, the points as an ASCII PLY) trains like the
  * COLMAP scene it came from. The poses pass through a matrix inverse each way, so the bits may
@@ -358,20 +381,9 @@ SPLAT_TEST(cli_transforms_json)
     snprintf(path, sizeof path, "%s/transforms.json", ns);
     FILE *f = fopen(path, "wb");
     T_REQUIRE(f);
-    fprintf(f, "{\"camera_model\": \"PINHOLE\", \"ply_file_path\": \"points.ply\", \"frames\": [\n");
-    for (uint32_t v = 0; v < ds.n_views; v++) {
-        const splat_camera *c = &ds.views[v].camera;
-        fprintf(f, "%s{\"file_path\": \"%s\", \"w\": %u, \"h\": %u, \"fl_x\": %.9g, \"fl_y\": %.9g, \"cx\": %.9g, \"cy\": %.9g, "
-                "\"transform_matrix\": [", v ? ",\n" : "", ds.views[v].image_path, c->width, c->height, (double)c->fx,
-                (double)c->fy, (double)c->cx, (double)c->cy);
-        for (int r = 0; r < 3; r++) { /* c2w = [R^T | -R^T t], the camera's y and z negated */
-            double pos = -((double)c->R[0 * 3 + r] * c->t[0] + (double)c->R[1 * 3 + r] * c->t[1] + (double)c->R[2 * 3 + r] * c->t[2]);
-            fprintf(f, "[%.17g, %.17g, %.17g, %.17g], ", (double)c->R[0 * 3 + r], -(double)c->R[1 * 3 + r],
-                    -(double)c->R[2 * 3 + r], pos);
-        }
-        fprintf(f, "[0, 0, 0, 1]]}");
-    }
-    fprintf(f, "]}\n");
+    fprintf(f, "{\"camera_model\": \"PINHOLE\", \"ply_file_path\": \"points.ply\", ");
+    write_frames(f, &ds, -1);
+    fprintf(f, "}\n");
     fclose(f);
     snprintf(path, sizeof path, "%s/points.ply", ns);
     f = fopen(path, "wb");
@@ -398,6 +410,49 @@ SPLAT_TEST(cli_transforms_json)
     }
     printf("  held-out PSNR: COLMAP %.3f dB, transforms.json %.3f dB\n", psnr[0], psnr[1]);
     T_CHECK(fabs(psnr[0] - psnr[1]) < 0.2, "COLMAP %.3f dB, transforms.json %.3f dB", psnr[0], psnr[1]);
+}
+
+/* A NeRF-synthetic scene (alpha composited on the background) trained with --random-background
+ * evaluates on white, as `splatc eval` of its PLY does: the run's held-out PSNR and eval's agree.
+ * (It evaluated on the render colour, black, before.) The demo's images written as such a scene. */
+SPLAT_TEST(cli_random_background_evaluates_on_white)
+{
+    const char *d = cli_demo("demo_rb", 32, 16);
+    if (!d) return;
+    char dir[600], ns[600], a[600], path[800], args[2400], *out;
+    snprintf(dir, sizeof dir, "%s", d);
+    snprintf(ns, sizeof ns, "%s", splat_test_path("synthetic"));
+    T_REQUIRE(mkdir(ns, 0777) == 0);
+    splat_dataset ds;
+    splat_error err = {0};
+    T_OK(splat__dataset_load(&(splat_dataset_desc){.path = dir}, &ds, &err), &err);
+    for (int held = 0; held < 2; held++) {
+        snprintf(path, sizeof path, "%s/transforms_%s.json", ns, held ? "test" : "train");
+        FILE *f = fopen(path, "wb");
+        T_REQUIRE(f);
+        fprintf(f, "{");
+        write_frames(f, &ds, held);
+        fprintf(f, "}\n");
+        fclose(f);
+    }
+    splat__dataset_free(&ds);
+    snprintf(a, sizeof a, "%s", splat_test_path("rb_out"));
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 80 --init-points 3000 --random-background --no-renders -q", ns, a);
+    int rc = run_cli(args, &out);
+    T_REQUIRE(rc == 0, "train: exit %d: %s", rc, out);
+    free(out);
+    snprintf(path, sizeof path, "%s/metrics.json", a);
+    char *m = read_text(path);
+    T_REQUIRE(m);
+    double trained = number_after(m, "\"psnr\":");
+    free(m);
+    snprintf(args, sizeof args, "eval '%s/point_cloud.ply' '%s'", a, ns);
+    rc = run_cli(args, &out);
+    T_REQUIRE(rc == 0, "eval: exit %d: %s", rc, out);
+    double evaluated = number_after(out, "PSNR ");
+    free(out);
+    printf("  held-out PSNR: the run's %.4f dB, splatc eval's %.4f dB\n", trained, evaluated);
+    T_CHECK(trained > 5 && fabs(trained - evaluated) < 1e-3, "the run's %.4f dB, eval's %.4f dB", trained, evaluated);
 }
 
 /* Counts the lines of `text` that contain `part`. */

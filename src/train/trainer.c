@@ -119,9 +119,11 @@ splat_status splat__trainer_init(splat_trainer **out, const splat_train_env *env
     if (st == SPLAT_OK) st = split_views(t, err);
     if (st != SPLAT_OK) goto fail;
     t->scene_scale = scene_scale(t, t->scene_centre);
-    /* the background: AUTO is white where the images carry alpha to composite (NeRF-synthetic) */
+    /* the background: white where the images carry alpha to composite (NeRF-synthetic), unless a
+     * colour was chosen; a random one (splat__train_fill_slot) is for training steps only, and
+     * evaluation is on white there too */
     for (int c = 0; c < 3; c++)
-        t->background[c] = desc->background == SPLAT_BACKGROUND_AUTO && t->ds.has_alpha ? 1.0f : desc->render.background[c];
+        t->background[c] = desc->background != SPLAT_BACKGROUND_COLOR && t->ds.has_alpha ? 1.0f : desc->render.background[c];
 
     st = init_gaussians(t, &scene, err);
     if (st == SPLAT_OK)
