@@ -200,9 +200,11 @@ static splat_status map_vertex(const char *path, const splat_ply_element *e, pro
             return splat__fail(err, SPLAT_ERR_FORMAT, "%s: the vertex element lacks property \"%s\"", path, name);
         }
     }
-    if (n_skipped && info)
+    /* a long path or list is cut short: the warning is one line for a person */
+    if (n_skipped && info &&
         snprintf(info->warning, sizeof info->warning, "%s: skipped %u vertex propert%s splatc does not use: %s%s", path,
-                 n_skipped, n_skipped == 1 ? "y" : "ies", skipped, n_skipped > 8 ? ", ..." : "");
+                 n_skipped, n_skipped == 1 ? "y" : "ies", skipped, n_skipped > 8 ? ", ..." : "") < 0)
+        info->warning[0] = '\0';
     return SPLAT_OK;
 }
 

@@ -235,7 +235,7 @@ splat_status splat__ply_compressed_decode(const char *path, FILE *fp, const spla
         return splat__fail(err, SPLAT_ERR_FORMAT, "%s: compressed PLY: %llu chunks for %u vertices (expected %u, one "
                            "per 256)", path, (unsigned long long)ce->count, n, splat__div_up(n, CHUNK));
     uint32_t degree = 0;
-    char rest_names[45][16];
+    char rest_names[45][24];
     const char *rest_ptrs[45];
     if (se) {
         for (degree = 1; degree <= 3 && k_rest[degree] != se->n_props; degree++) {}
