@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "io/ply_util.h"
 #include "io_fixtures.h"
 
 static uint32_t rnd(uint32_t n) { return (uint32_t)(splat__rng_u64(splat_test_rng()) % n); }
@@ -302,6 +303,61 @@ SPLAT_TEST(io_ply_bad_input)
     EXPECT_PLY_FAIL(t_path("absent.ply"), SPLAT_ERR_IO, "cannot open");
     free(bytes);
     splat_scene_free(&s);
+}
+
+/* The PLY value reader of both byte orders (ply_header.c; big-endian is what point clouds from
+ * Open3D and others use): each type against known bytes, then fresh random values encoded here by
+ * shifts, most significant byte first for big-endian. */
+SPLAT_TEST(io_ply_value_byte_order)
+{
+    static const struct {
+        uint8_t type, be[8];
+        double want;
+    } known[] = {
+        {SPLAT_PLY_I8, {0xfe}, -2},
+        {SPLAT_PLY_U8, {0xfe}, 254},
+        {SPLAT_PLY_I16, {0xfe, 0xdc}, -292},
+        {SPLAT_PLY_U16, {0xfe, 0xdc}, 65244},
+        {SPLAT_PLY_I32, {0xfe, 0xdc, 0xba, 0x98}, -19088744},
+        {SPLAT_PLY_U32, {0xfe, 0xdc, 0xba, 0x98}, 4275878552.0},
+        {SPLAT_PLY_F32, {0x40, 0x49, 0x0f, 0xdb}, (double)3.14159274101257324f},
+        {SPLAT_PLY_F64, {0x40, 0x09, 0x21, 0xfb, 0x54, 0x44, 0x2d, 0x18}, 3.141592653589793},
+    };
+    for (size_t t = 0; t < SPLAT_COUNTOF(known); t++) {
+        uint32_t n = splat__ply_type_size(known[t].type);
+        uint8_t le[8];
+        for (uint32_t k = 0; k < n; k++) le[k] = known[t].be[n - 1 - k];
+        double be_v = splat__ply_value(known[t].be, known[t].type, true), le_v = splat__ply_value(le, known[t].type, false);
+        T_CHECK(be_v == known[t].want && le_v == known[t].want, "type %u: big-endian %.17g, little-endian %.17g, want %.17g",
+                known[t].type, be_v, le_v, known[t].want);
+    }
+    for (int round = 0; round < 200; round++) {
+        uint8_t type = (uint8_t)(SPLAT_PLY_I8 + rnd(8));
+        uint32_t n = splat__ply_type_size(type);
+        uint64_t bits = splat__rng_u64(splat_test_rng());
+        double want;
+        if (type == SPLAT_PLY_F32) {
+            float f = rfloat();
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            bits = u, want = f;
+        } else if (type == SPLAT_PLY_F64) {
+            double d = splat__rng_normal(splat_test_rng()) * pow(10, t_uniform(-300, 300));
+            memcpy(&bits, &d, 8);
+            want = d;
+        } else {
+            bits &= n == 8 ? ~0ull : (1ull << (8 * n)) - 1;
+            bool is_signed = type == SPLAT_PLY_I8 || type == SPLAT_PLY_I16 || type == SPLAT_PLY_I32;
+            want = is_signed && bits >> (8 * n - 1) ? (double)bits - ldexp(1, 8 * (int)n) : (double)bits;
+        }
+        uint8_t be[8], le[8];
+        for (uint32_t k = 0; k < n; k++) be[k] = (uint8_t)(bits >> (8 * (n - 1 - k))), le[k] = (uint8_t)(bits >> (8 * k));
+        double be_v = splat__ply_value(be, type, true), le_v = splat__ply_value(le, type, false);
+        T_CHECK(memcmp(&be_v, &want, 8) == 0 && memcmp(&le_v, &want, 8) == 0,
+                "type %u, bits %#llx: big-endian %.17g, little-endian %.17g, want %.17g", type, (unsigned long long)bits,
+                be_v, le_v, want);
+        if (memcmp(&be_v, &want, 8) != 0 || memcmp(&le_v, &want, 8) != 0) break;
+    }
 }
 
 SPLAT_TEST(io_ply_write_is_atomic)

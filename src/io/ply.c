@@ -257,7 +257,7 @@ static splat_status read_binary(const char *path, FILE *fp, const splat_ply_elem
         const uint8_t *p = chunk;
         for (uint32_t i = i0; i < i0 + rows && st == SPLAT_OK; i++) {
             for (uint32_t k = 0; k < m->n; k++) {
-                if (m->slot[k] >= 0) v[k] = splat__ply_value(p, m->type[k]);
+                if (m->slot[k] >= 0) v[k] = splat__ply_value(p, m->type[k], false);
                 p += splat__ply_type_size(m->type[k]);
             }
             st = store_row(path, m, v, s, i, err);
@@ -346,6 +346,11 @@ splat_status splat__ply_read(const char *path, splat_scene *scene, splat_load_in
     splat_ply_header *h = splat__malloc(sizeof *h);
     splat_status st = h ? splat__ply_header_read(path, fp, h, err)
                         : splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
+    /* Both layouts read binary rows as little-endian (packed fields included); no Gaussian writer
+     * uses the other order. */
+    if (st == SPLAT_OK && h->big_endian)
+        st = splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s: PLY format binary_big_endian is not supported "
+                         "(binary_little_endian or ascii)", path);
     if (st == SPLAT_OK && splat__ply_is_compressed(h)) {
         if (info) info->format = SPLAT_FILE_COMPRESSED_PLY;
         st = splat__ply_compressed_decode(path, fp, h, scene, err);

@@ -264,7 +264,7 @@ splat_status splat__ply_compressed_decode(const char *path, FILE *fp, const spla
     for (uint32_t c = 0; c < ce->count && st == SPLAT_OK; c++) {
         float ch[18];
         for (int k = 0; k < 18; k++) {
-            ch[k] = coff[k] >= 0 ? (float)splat__ply_value(cd + c * ce->row_bytes + coff[k], SPLAT_PLY_F32) : 0.0f;
+            ch[k] = coff[k] >= 0 ? (float)splat__ply_value(cd + c * ce->row_bytes + coff[k], SPLAT_PLY_F32, false) : 0.0f;
             if (!isfinite(ch[k])) {
                 st = splat__fail(err, SPLAT_ERR_NONFINITE, "%s: compressed PLY: chunk %u: %s is not finite", path, c,
                                  k_chunk_props[k]);

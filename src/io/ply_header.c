@@ -64,8 +64,14 @@ uint32_t splat__ply_type_size(uint8_t type)
     return size[type];
 }
 
-double splat__ply_value(const uint8_t *p, uint8_t type)
+double splat__ply_value(const uint8_t *p, uint8_t type, bool big_endian)
 {
+    uint8_t le[8];
+    if (big_endian) {
+        uint32_t n = splat__ply_type_size(type);
+        for (uint32_t k = 0; k < n; k++) le[k] = p[n - 1 - k];
+        p = le;
+    }
     uint32_t u32 = 0;
     switch (type) {
     case SPLAT_PLY_I8: return (int8_t)p[0];
@@ -114,9 +120,10 @@ splat_status splat__ply_header_read(const char *path, FILE *fp, splat_ply_header
             if (n != 3 || strcmp(tok[2], "1.0") != 0)
                 return splat__fail(err, SPLAT_ERR_FORMAT, "%s: PLY header line %u: bad format line", path, lineno);
             if (strcmp(tok[1], "ascii") == 0) h->ascii = true;
+            else if (strcmp(tok[1], "binary_big_endian") == 0) h->big_endian = true;
             else if (strcmp(tok[1], "binary_little_endian") != 0)
                 return splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s: PLY format %s is not supported "
-                                   "(binary_little_endian or ascii)", path, tok[1]);
+                                   "(binary_little_endian, binary_big_endian or ascii)", path, tok[1]);
             format_seen = true;
         } else if (strcmp(tok[0], "element") == 0) {
             if (n != 3) return splat__fail(err, SPLAT_ERR_FORMAT, "%s: PLY header line %u: bad element line", path, lineno);

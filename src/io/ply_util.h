@@ -1,6 +1,7 @@
-/* io: the PLY container as the Gaussian readers see it: a header parsed into elements and typed
- * properties, and where each element's rows lie. Shared by the 3DGS layout (ply.c) and
- * PlayCanvas's compressed layout (ply_compressed.c), which one .ply reader tells apart by content. */
+/* io: the PLY container: a header parsed into elements and typed properties, and where each
+ * element's rows lie. The one PLY header parser, shared by the 3DGS layout (ply.c) and
+ * PlayCanvas's compressed layout (ply_compressed.c), which one .ply reader tells apart by content,
+ * and by the point clouds of a transforms.json (points.c). */
 #ifndef SPLAT_IO_PLY_UTIL_H
 #define SPLAT_IO_PLY_UTIL_H
 
@@ -31,6 +32,7 @@ typedef struct splat_ply_element {
 
 typedef struct splat_ply_header {
     bool ascii;
+    bool big_endian;         /* binary_big_endian (the Gaussian readers refuse it; points.c reads it) */
     uint32_t n_elements;
     splat_ply_element elements[SPLAT_PLY_MAX_ELEMENTS];
     long long data_start;    /* file offset just after end_header */
@@ -38,7 +40,7 @@ typedef struct splat_ply_header {
 } splat_ply_header;
 
 /* Parses the header from the start of `fp` (left just after end_header). Formats
- * binary_little_endian and ascii; a property's type by any of PLY's names (char/int8, uchar/uint8,
+ * binary_little_endian, binary_big_endian and ascii; a property's type by any of PLY's names (char/int8, uchar/uint8,
  * ... float/float32, double/float64). Errors name `path` and the header line. */
 splat_status splat__ply_header_read(const char *path, FILE *fp, splat_ply_header *h, splat_error *err);
 /* The element called `name`, or NULL. */
@@ -47,8 +49,8 @@ const splat_ply_element *splat__ply_element(const splat_ply_header *h, const cha
 int splat__ply_prop(const splat_ply_element *e, const char *name);
 /* Bytes of one value of `type`. */
 uint32_t splat__ply_type_size(uint8_t type);
-/* A binary little-endian value of `type` at p. */
-double splat__ply_value(const uint8_t *p, uint8_t type);
+/* A binary value of `type` at p, in the byte order of the file (h->big_endian). */
+double splat__ply_value(const uint8_t *p, uint8_t type, bool big_endian);
 /* Binary files: positions `fp` at the rows of element `e`, after checking that the elements before
  * it have fixed rows and that its count * row_bytes lies within the file, so nothing is allocated
  * for rows the file does not hold. Errors name `path`. */
