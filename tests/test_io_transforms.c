@@ -332,54 +332,65 @@ SPLAT_TEST(io_transforms_variants)
     splat__dataset_free(&ds);
 }
 
-/* Point clouds as other tools write them: ASCII, binary of either byte order, any scalar types,
- * float colours, extra properties and elements; cut or lying files refused. */
+/* A PLY value of `type` (by its PLY name), in either byte order: bytes taken by shifts, most
+ * significant first for big-endian. */
+static void put_value(tbuf *b, const char *type, double v, bool big)
+{
+    static const char *const names[] = {"char", "uchar", "short", "ushort", "int", "uint", "float", "double"};
+    int t = 0;
+    while (strcmp(names[t], type) != 0) t++;
+    uint32_t size = t < 6 ? 1u << (t / 2) : t == 6 ? 4 : 8;
+    uint64_t bits;
+    if (t == 6) {
+        float f = (float)v;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        bits = u;
+    } else if (t == 7) {
+        memcpy(&bits, &v, 8);
+    } else {
+        bits = (uint64_t)(int64_t)lrint(v);
+    }
+    for (uint32_t k = 0; k < size; k++) {
+        uint8_t byte = (uint8_t)(bits >> (8 * (big ? size - 1 - k : k)));
+        tb_bytes(b, &byte, 1);
+    }
+}
+
+/* Point clouds as other tools write them: ASCII, binary of either byte order, every scalar type
+ * for the positions, float colours, extra properties and elements (before the vertices too, in
+ * binary); cut or lying files refused. */
 SPLAT_TEST(io_points_ply)
 {
-    static const char *const types[] = {"float", "double", "int", "short"};
-    for (int round = 0; round < 8; round++) {
-        bool ascii = round % 3 == 0, big = round % 3 == 2, fcolor = round % 2;
-        const char *xt = types[rnd(2)], *nt = types[rnd(4)], *ct = fcolor ? "float" : "uchar";
+    static const char *const types[] = {"char", "uchar", "short", "ushort", "int", "uint", "float", "double"};
+    static const char *const colour_types[] = {"uchar", "ushort", "short", "int", "uint", "float", "double"};
+    for (int round = 0; round < 24; round++) {
+        bool ascii = round % 3 == 0, big = round % 3 == 2, before = !ascii && rnd(2);
+        const char *xt = types[round / 3], *nt = types[rnd(8)], *ct = colour_types[rnd(7)];
+        bool fcolor = ct[0] == 'f' || ct[0] == 'd', x_int = round / 3 < 6, x_unsigned = x_int && round / 3 % 2;
         uint32_t n = rnd(50);
         float want[150];
         uint8_t rgb[150];
         tbuf b = {0};
-        tb_printf(&b, "ply\nformat %s 1.0\ncomment from a test\nelement vertex %u\nproperty %s x\nproperty %s nx\n"
+        tb_printf(&b, "ply\nformat %s 1.0\ncomment from a test\n%selement vertex %u\nproperty %s x\nproperty %s nx\n"
                   "property %s y\nproperty %s z\nproperty %s red\nproperty %s green\nproperty %s blue\nproperty uchar alpha\n"
                   "element face 0\nproperty list uchar int vertex_indices\nend_header\n",
-                  ascii ? "ascii" : big ? "binary_big_endian" : "binary_little_endian", n, xt, nt, xt, xt, ct, ct, ct);
+                  ascii ? "ascii" : big ? "binary_big_endian" : "binary_little_endian",
+                  before ? "element camera 1\nproperty float view_px\nproperty short k\n" : "", n, xt, nt, xt, xt, ct, ct,
+                  ct);
+        if (before) put_value(&b, "float", 7.5, big), put_value(&b, "short", -1, big);
         for (uint32_t i = 0; i < n; i++) {
-            for (int k = 0; k < 3; k++) want[i * 3 + k] = (float)t_uniform(-100, 100), rgb[i * 3 + k] = (uint8_t)rnd(256);
-            double row[8] = {want[i * 3], -3, want[i * 3 + 1], want[i * 3 + 2]};
+            for (int k = 0; k < 3; k++) {
+                double x = t_uniform(x_unsigned ? 0 : -100, 100);
+                want[i * 3 + k] = x_int ? (float)lrint(x) : (float)x, rgb[i * 3 + k] = (uint8_t)rnd(256);
+            }
+            double row[8] = {want[i * 3], nt[0] == 'u' ? 3 : -3, want[i * 3 + 1], want[i * 3 + 2]};
             for (int k = 0; k < 3; k++) row[4 + k] = fcolor ? rgb[i * 3 + k] / 255.0 : rgb[i * 3 + k];
             row[7] = 255;
             const char *rt[8] = {xt, nt, xt, xt, ct, ct, ct, "uchar"};
             for (int k = 0; k < 8; k++) {
-                if (ascii) {
-                    tb_printf(&b, "%.17g%s", row[k], k == 7 ? "\n" : " ");
-                    continue;
-                }
-                uint8_t bytes[8];
-                size_t sz;
-                if (strcmp(rt[k], "double") == 0) memcpy(bytes, &row[k], sz = 8);
-                else if (strcmp(rt[k], "float") == 0) {
-                    float f = (float)row[k];
-                    memcpy(bytes, &f, sz = 4);
-                } else if (strcmp(rt[k], "int") == 0) {
-                    int32_t v = (int32_t)lrint(row[k]);
-                    memcpy(bytes, &v, sz = 4);
-                } else if (strcmp(rt[k], "short") == 0) {
-                    int16_t v = (int16_t)lrint(row[k]);
-                    memcpy(bytes, &v, sz = 2);
-                } else {
-                    bytes[0] = (uint8_t)lrint(row[k]), sz = 1;
-                }
-                if (big)
-                    for (size_t j = 0; j < sz / 2; j++) {
-                        uint8_t t = bytes[j];
-                        bytes[j] = bytes[sz - 1 - j], bytes[sz - 1 - j] = t;
-                    }
-                tb_bytes(&b, bytes, sz);
+                if (ascii) tb_printf(&b, "%.17g%s", row[k], k == 7 ? "\n" : " ");
+                else put_value(&b, rt[k], row[k], big);
             }
         }
         const char *path = t_path("points%d.ply", round);
@@ -422,4 +433,30 @@ SPLAT_TEST(io_points_ply)
     T_REQUIRE(t_write(path, nonfinite, strlen(nonfinite)));
     T_CHECK(splat__points_ply_read(path, &xyz, &col, &count, &err) == SPLAT_ERR_NONFINITE && t_has(err.msg, "point 0: y"),
             "%s", err.msg);
+    /* headers refused, each with the file and the problem named */
+    static const struct {
+        const char *header, *problem;
+        splat_status status;
+    } bad[] = {
+        {"format binary_middle_endian 1.0\nelement vertex 0\nproperty float x\n", "binary_middle_endian",
+         SPLAT_ERR_UNSUPPORTED},
+        {"format ascii 1.0\nelement face 0\nproperty list uchar int vertex_indices\n", "no vertex element",
+         SPLAT_ERR_FORMAT},
+        {"format ascii 1.0\nelement vertex 0\nproperty float x\nproperty float y\n", "lack x, y or z", SPLAT_ERR_FORMAT},
+        {"format binary_big_endian 1.0\nelement vertex 0\nproperty float x\nproperty float y\nproperty float z\n"
+         "property list uchar float w\n", "list property", SPLAT_ERR_UNSUPPORTED},
+        {"format ascii 1.0\nelement camera 0\nproperty float k\nelement vertex 0\nproperty float x\nproperty float y\n"
+         "property float z\n", "element \"camera\" before the vertices", SPLAT_ERR_UNSUPPORTED},
+        {"format ascii 1.0\nelement vertex 0\nproperty float x\nproperty half y\n", "unknown type half", SPLAT_ERR_FORMAT},
+    };
+    for (size_t k = 0; k < SPLAT_COUNTOF(bad); k++) {
+        tbuf b = {0};
+        tb_printf(&b, "ply\n%send_header\n", bad[k].header);
+        T_REQUIRE(t_write(path, b.p, b.n));
+        tb_free(&b);
+        err = (splat_error){0};
+        splat_status st = splat__points_ply_read(path, &xyz, &col, &count, &err);
+        T_CHECK(st == bad[k].status && t_has(err.msg, path) && t_has(err.msg, bad[k].problem) && !xyz && !col,
+                "case %zu: status %d: %s", k, (int)st, err.msg);
+    }
 }
