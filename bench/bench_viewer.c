@@ -23,6 +23,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "view/view.h"
 #include "ws_client.h"
 
 static double now_s(void)
@@ -102,9 +103,29 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Where a frame's time went: the server's stages (its header, view.h) and the rest. */
+enum {
+    ST_QUEUED, ST_SNAPSHOT, ST_GPU, ST_GPU_RENDER, ST_GPU_READBACK, ST_ENCODE, ST_SERVER, ST_NET, ST_LATENCY, ST_AGE,
+    ST_COUNT
+};
+static const char *const stage_name[ST_COUNT] = {
+    "queued (arrived -> taken)", "waiting for the snapshot", "GPU, host clock (queue + work)", "GPU render + pack",
+    "GPU readback copy", "JPEG encode", "server total (arrived -> handed over)", "network + client (latency - server)",
+    "latency (request -> last byte)", "snapshot age at render",
+};
+static const int stage_head[ST_COUNT] = {
+    SPLAT_VIEW_HEAD_QUEUED_US, SPLAT_VIEW_HEAD_SNAPSHOT_US, SPLAT_VIEW_HEAD_GPU_US, SPLAT_VIEW_HEAD_GPU_RENDER_US,
+    SPLAT_VIEW_HEAD_GPU_READBACK_US, SPLAT_VIEW_HEAD_ENCODE_US, SPLAT_VIEW_HEAD_TOTAL_US, -1, -1,
+    SPLAT_VIEW_HEAD_SNAPSHOT_AGE_US,
+};
+
+#define MAX_FRAMES (1 << 16)
+
 typedef struct client_result {
     uint32_t asked, answered, late, failed;
+    uint32_t flags;          /* the last frame's SPLAT_VIEW_FLAG_* */
     double *lat;             /* [answered] ms */
+    double *stage[ST_COUNT]; /* [answered] ms */
     double render_ms_sum;    /* the server's time from taking a request to the rendered image (snapshot included) */
 } client_result;
 
@@ -146,8 +167,9 @@ static bool pull(uint32_t port, uint32_t fps, uint32_t w, uint32_t h, int qualit
         t_ws_close(&ws);
         return fprintf(stderr, "bench_viewer: no camera in the viewer's hello\n"), false;
     }
-    size_t cap = 1 << 16;
+    size_t cap = MAX_FRAMES;
     res->lat = malloc(cap * sizeof *res->lat);
+    for (int k = 0; k < ST_COUNT; k++) res->stage[k] = malloc(cap * sizeof(double));
     double interval = 1.0 / fps, next = now_s(), sent_at = 0;
     uint32_t inflight = 0, id = 0;
     bool done = false;
@@ -175,12 +197,20 @@ static bool pull(uint32_t port, uint32_t fps, uint32_t w, uint32_t h, int qualit
             if (strstr((const char *)d, "\"t\":\"error\"")) res->failed++, inflight = 0;
             continue;
         }
-        if (op != T_WS_BINARY || n < 24 || le32(d) != inflight) continue;
+        if (op != T_WS_BINARY || n < SPLAT_VIEW_FRAME_HEADER || le32(d) != inflight) continue;
         double ms = (now_s() - sent_at) * 1e3;
-        if (res->answered < cap) res->lat[res->answered] = ms;
+        if (res->answered < cap) {
+            uint32_t a = res->answered;
+            res->lat[a] = ms;
+            for (int k = 0; k < ST_COUNT; k++)
+                if (stage_head[k] >= 0) res->stage[k][a] = le32(d + 4 * stage_head[k]) / 1e3;
+            res->stage[ST_LATENCY][a] = ms;
+            res->stage[ST_NET][a] = ms - res->stage[ST_SERVER][a];
+            res->flags = le32(d + 4 * SPLAT_VIEW_HEAD_FLAGS);
+        }
         res->answered++;
         res->late += ms > 50;
-        res->render_ms_sum += le32(d + 16) / 1e3;
+        res->render_ms_sum += le32(d + 4 * SPLAT_VIEW_HEAD_RENDER_US) / 1e3;
         inflight = 0;
     }
     t_ws_close(&ws);
@@ -272,7 +302,7 @@ int main(int argc, char **argv)
            "render mean (ms) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (uint32_t r = 0; r < repeat && r < 8; r++) {
         client_result *c = &cl[r];
-        uint32_t n = c->answered < (1 << 16) ? c->answered : (1 << 16);
+        uint32_t n = c->answered < MAX_FRAMES ? c->answered : MAX_FRAMES;
         qsort(c->lat, n, sizeof *c->lat, cmp_double);
         double p50 = n ? c->lat[n / 2] : 0, p95 = n ? c->lat[(size_t)(0.95 * (n - 1))] : 0,
                p99 = n ? c->lat[(size_t)(0.99 * (n - 1))] : 0, mx = n ? c->lat[n - 1] : 0;
@@ -280,7 +310,36 @@ int main(int argc, char **argv)
         printf("| viewer, %u fps %ux%u | %.2f | %.1f | %+.1f %% | %u / %u | %.1f / %.1f / %.1f / %.1f | %u | %.1f |\n", fps, W, H,
                viewed[r].train_s, viewed[r].its, 100.0 * (viewed[r].train_s / plain[r].train_s - 1.0), c->asked, c->answered,
                p50, p95, p99, mx, c->late, n ? c->render_ms_sum / n : 0);
-        free(c->lat);
+    }
+    /* where the time went: each stage's mean / p95 / max over every frame, and its mean over the
+     * frames that came later than 50 ms (the ones to explain) */
+    for (uint32_t r = 0; r < repeat && r < 8; r++) {
+        client_result *c = &cl[r];
+        uint32_t n = c->answered < MAX_FRAMES ? c->answered : MAX_FRAMES;
+        if (!n) continue;
+        printf("\nrun %u: where a frame's time goes (ms; the viewer %s training's queue)\n\n", r,
+               c->flags & SPLAT_VIEW_FLAG_OWN_QUEUE ? "has a queue beside" : "shares");
+        printf("| stage | mean | p50 | p95 | max | mean over the %u frames > 50 ms |\n| --- | --- | --- | --- | --- | --- |\n",
+               c->late);
+        double *sorted = malloc(n * sizeof *sorted);
+        for (int st = 0; st < ST_COUNT; st++) {
+            double sum = 0, late_sum = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                sum += c->stage[st][i];
+                if (c->stage[ST_LATENCY][i] > 50) late_sum += c->stage[st][i];
+            }
+            memcpy(sorted, c->stage[st], n * sizeof *sorted);
+            qsort(sorted, n, sizeof *sorted, cmp_double);
+            char late[32] = "";
+            if (c->late) snprintf(late, sizeof late, "%.1f", late_sum / c->late);
+            printf("| %s | %.2f | %.2f | %.2f | %.2f | %s |\n", stage_name[st], sum / n, sorted[n / 2],
+                   sorted[(size_t)(0.95 * (n - 1))], sorted[n - 1], late);
+        }
+        free(sorted);
+    }
+    for (uint32_t r = 0; r < repeat && r < 8; r++) {
+        free(cl[r].lat);
+        for (int st = 0; st < ST_COUNT; st++) free(cl[r].stage[st]);
     }
     printf("\npoint_cloud.ply with and without the viewer: %s\n", same ? "identical" : "DIFFERENT");
     return same ? 0 : 1;

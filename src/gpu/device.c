@@ -358,12 +358,15 @@ static splat_status create_device(splat_gpu *g, splat_error *err)
         .shaderFloat16 = g->info.fp16_storage,
     };
     VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
-    float prio = 1.0f;
+    /* a second queue for the viewer when the family has one; SPLAT_ONE_QUEUE=1 keeps one (to compare) */
+    const char *one = getenv("SPLAT_ONE_QUEUE");
+    bool two = qf[g->queue_family].queueCount >= 2 && !(one && *one && strcmp(one, "0") != 0);
+    float prio[2] = {1.0f, 1.0f};
     VkDeviceQueueCreateInfo qci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
         .queueFamilyIndex = g->queue_family,
-        .queueCount = 1,
-        .pQueuePriorities = &prio,
+        .queueCount = two ? 2 : 1,
+        .pQueuePriorities = prio,
     };
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
@@ -376,6 +379,8 @@ static splat_status create_device(splat_gpu *g, splat_error *err)
     VkResult r = vkCreateDevice(g->phys, &dci, NULL, &g->device);
     if (r != VK_SUCCESS) return splat__vk_fail(err, r, "vkCreateDevice on %s", g->info.name);
     vkGetDeviceQueue(g->device, g->queue_family, 0, &g->queue);
+    g->queue2 = g->queue;
+    if (two) vkGetDeviceQueue(g->device, g->queue_family, 1, &g->queue2);
     g->push_descriptor = (PFN_vkCmdPushDescriptorSetKHR)vkGetDeviceProcAddr(g->device, "vkCmdPushDescriptorSetKHR");
     if (!g->push_descriptor) return splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s: vkCmdPushDescriptorSetKHR missing", g->info.name);
     vkGetPhysicalDeviceMemoryProperties(g->phys, &g->mem_props);

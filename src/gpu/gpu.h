@@ -46,6 +46,11 @@ typedef struct splat_gpu {
     VkDevice device;
     VkQueue queue;
     uint32_t queue_family;
+    /* A second queue of the same family for work beside training (the viewer's frames), so that it
+     * does not wait behind training's queued iterations; `queue` itself when the family has only
+     * one (or SPLAT_ONE_QUEUE=1). Streams on different queues order their work with each other's
+     * timelines (splat__stream_after). */
+    VkQueue queue2;
     VkCommandPool imm_pool;          /* for one-off uploads and downloads */
     /* Streams may live on different threads (the viewer renders beside training), and they share
      * the queue, the immediate pool and the memory counts: whoever touches those holds this lock
@@ -223,6 +228,7 @@ typedef enum splat_sync {
 
 struct splat_stream {
     splat_gpu *gpu;
+    VkQueue queue;                   /* where it submits: the gpu's queue or queue2 */
     VkCommandPool pool;
     VkSemaphore timeline;            /* value n is signalled when submission n completes */
     uint64_t submitted;              /* value of the latest submission */
@@ -242,9 +248,21 @@ struct splat_stream {
     uint32_t pending;                /* dispatches recorded since the last submit */
     uint64_t submits;                /* submissions made so far, of either kind */
     uint64_t waits;                  /* times the host blocked on the GPU (splat__stream_wait) */
+    struct {
+        VkSemaphore sem;
+        uint64_t value;
+    } after[2];                      /* what the next submission waits for on the device (splat__stream_after) */
+    uint32_t n_after;
 };
 
 splat_status splat__stream_init(splat_gpu *g, splat_stream *s, splat_error *err);
+/* A stream that submits to `queue` (the gpu's queue or queue2). */
+splat_status splat__stream_init_on(splat_gpu *g, VkQueue queue, splat_stream *s, splat_error *err);
+/* The stream's next submission waits on the device until timeline `sem` (another stream's) has
+ * reached `value`: work of another stream, maybe on another queue, happens-before it, memory
+ * included. Waits for a value already reached cost nothing but say so to the validation layers.
+ * At most two per submission (a third waits for the next). */
+void splat__stream_after(splat_stream *s, VkSemaphore sem, uint64_t value);
 void splat__stream_free(splat_stream *s);
 /* The command to encode into (opened on first use). */
 splat_cmd *splat__stream_cmd(splat_stream *s);

@@ -180,8 +180,14 @@ static void end_barrier(VkCommandBuffer cb)
 
 splat_status splat__stream_init(splat_gpu *g, splat_stream *s, splat_error *err)
 {
+    return splat__stream_init_on(g, g->queue, s, err);
+}
+
+splat_status splat__stream_init_on(splat_gpu *g, VkQueue queue, splat_stream *s, splat_error *err)
+{
     memset(s, 0, sizeof *s);
     s->gpu = g;
+    s->queue = queue;
     s->auto_sync = SPLAT_SYNC_ADAPTIVE;
     s->threshold = 32;
     VkCommandPoolCreateInfo pci = {
@@ -267,23 +273,38 @@ static splat_status submit(splat_stream *s, VkCommandBuffer cb, bool owned, spla
     splat_status st = reserve_slot(s, err);
     if (st != SPLAT_OK) return st;
     uint64_t value = s->submitted + 1;
+    VkSemaphore wait_sem[2];
+    uint64_t wait_value[2];
+    VkPipelineStageFlags wait_stage[2];
+    for (uint32_t k = 0; k < s->n_after; k++) {
+        wait_sem[k] = s->after[k].sem;
+        wait_value[k] = s->after[k].value;
+        wait_stage[k] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    }
     VkTimelineSemaphoreSubmitInfo ts = {
         .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+        .waitSemaphoreValueCount = s->n_after,
+        .pWaitSemaphoreValues = wait_value,
         .signalSemaphoreValueCount = 1,
         .pSignalSemaphoreValues = &value,
     };
     VkSubmitInfo si = {
         .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
         .pNext = &ts,
+        .waitSemaphoreCount = s->n_after,
+        .pWaitSemaphores = wait_sem,
+        .pWaitDstStageMask = wait_stage,
         .commandBufferCount = 1,
         .pCommandBuffers = &cb,
         .signalSemaphoreCount = 1,
         .pSignalSemaphores = &s->timeline,
     };
+    /* the lock: queue2 may be the queue itself, and the queue is shared with other threads */
     pthread_mutex_lock(&s->gpu->lock);
-    VkResult r = vkQueueSubmit(s->gpu->queue, 1, &si, VK_NULL_HANDLE);
+    VkResult r = vkQueueSubmit(s->queue, 1, &si, VK_NULL_HANDLE);
     pthread_mutex_unlock(&s->gpu->lock);
     if (r != VK_SUCCESS) return splat__vk_fail(err, r, "stream: vkQueueSubmit");
+    s->n_after = 0;
     s->submitted = value;
     s->inflight[s->n_inflight].cb = owned ? cb : VK_NULL_HANDLE;
     s->inflight[s->n_inflight].value = value;
@@ -393,6 +414,25 @@ splat_status splat__stream_sync(splat_stream *s, splat_sync kind, splat_error *e
     /* a failed submission: what was submitted before it still finishes before the error returns */
     if (st != SPLAT_OK) splat__stream_wait(s, 0, NULL);
     return st;
+}
+
+void splat__stream_after(splat_stream *s, VkSemaphore sem, uint64_t value)
+{
+    if (!sem || !value) return;
+    for (uint32_t k = 0; k < s->n_after; k++) {
+        if (s->after[k].sem == sem) {
+            if (value > s->after[k].value) s->after[k].value = value;
+            return;
+        }
+    }
+    /* a third semaphore: the two before it go out with what is recorded (or an empty submission) */
+    if (s->n_after == 2) {
+        splat__stream_cmd(s);
+        commit(s, &s->cmd.err);
+    }
+    s->after[s->n_after].sem = sem;
+    s->after[s->n_after].value = value;
+    s->n_after++;
 }
 
 /* ---------------------------------------------------------------- recordings */

@@ -80,6 +80,7 @@ static void record_frame(splat_cmd *c, void *user)
 {
     frame_job *j = user;
     splat_viewer *v = j->v;
+    if (v->has_prof) splat__prof_begin(c, &v->prof);
     splat__render_set_frame(c, &v->rb, j->f);
     splat__cmd_barrier(c);
     splat__render_fwd(c, v->renderer, &v->scene, &v->rb, v->scene.count);
@@ -90,8 +91,11 @@ static void record_frame(splat_cmd *c, void *user)
     };
     splat__cmd_dispatch_1d(c, &v->pack, views, VIEW_PACK_BINDINGS, NULL, 0, j->pixels);
     splat__cmd_barrier(c);
+    splat__cmd_mark(c, "render");
     /* only the bytes of this frame cross to the host */
     splat__cmd_copy(c, SPLAT_VIEW_AT(v->packed, 0, j->pixels * 4), SPLAT_VIEW(v->pixels));
+    splat__cmd_barrier(c);
+    splat__cmd_mark(c, "readback");
 }
 
 /* Buffers for `n` Gaussians and a w x h frame, reallocated only to grow. */
@@ -113,11 +117,15 @@ static splat_status fit_buffers(splat_viewer *v, uint32_t n, uint32_t w, uint32_
     return st;
 }
 
-/* Renders a request into a frame message (header + JPEG) in *msg. */
-static splat_status render(splat_viewer *v, const splat_view_request *req, uint8_t **msg, size_t *len, splat_bytes *jpeg,
-                           splat_error *err)
+static uint32_t micros(double seconds) { return seconds <= 0 ? 0 : (uint32_t)SPLAT_MIN(seconds * 1e6, 4e9); }
+
+/* Renders a request (arrived at `arrived`, taken now) into a frame message (header + JPEG) in *msg. */
+static splat_status render(splat_viewer *v, const splat_view_request *req, double arrived, uint8_t **msg, size_t *len,
+                           splat_bytes *jpeg, splat_error *err)
 {
+    uint32_t head[SPLAT_VIEW_HEAD_WORDS] = {0};
     double t0 = splat__now();
+    head[SPLAT_VIEW_HEAD_QUEUED_US] = micros(t0 - arrived);
     splat_status st = SPLAT_OK;
     if (v->source == SPLAT_VIEW_SOURCE_TRAINER && (v->t_snapshot == 0 || t0 - v->t_snapshot >= 0.9 / v->desc.max_fps))
         st = snapshot(v, err);
@@ -133,18 +141,39 @@ static splat_status render(splat_viewer *v, const splat_view_request *req, uint8
     splat__frame_make(&f, cam, &rd, v->scene.count);
     uint64_t px = (uint64_t)cam->width * cam->height;
     frame_job j = {v, &f, px};
+    double t_submit = splat__now();
+    head[SPLAT_VIEW_HEAD_SNAPSHOT_US] = micros(t_submit - t0);
+    if (v->source == SPLAT_VIEW_SOURCE_TRAINER) head[SPLAT_VIEW_HEAD_SNAPSHOT_AGE_US] = micros(t_submit - v->t_snapshot);
     st = splat__render_run(&v->stream, v->renderer, &v->rb, &(splat_render_job){.record = record_frame, .user = &j}, err);
     if (st != SPLAT_OK) return st;
     double t_rendered = splat__now();
+    head[SPLAT_VIEW_HEAD_GPU_US] = micros(t_rendered - t_submit);
+    double ms[SPLAT_PROF_MAX];
+    if (v->has_prof && splat__prof_read(v->gpu, &v->prof, ms, &(splat_error){0}) == SPLAT_OK) {
+        /* the renderer's stages mark their own steps: sum them up to "render" */
+        double sum = 0;
+        for (uint32_t i = 1; i < v->prof.n; i++) {
+            if (strcmp(v->prof.labels[i], "readback") == 0) head[SPLAT_VIEW_HEAD_GPU_READBACK_US] = micros(ms[i - 1] * 1e-3);
+            else sum += ms[i - 1];
+        }
+        head[SPLAT_VIEW_HEAD_GPU_RENDER_US] = micros(sum * 1e-3);
+    }
     st = splat__jpeg_encode(v->pixels.map, 4, cam->width, cam->height, (int)req->quality, jpeg, err);
     if (st != SPLAT_OK) return st;
+    double t_encoded = splat__now();
     *len = SPLAT_VIEW_FRAME_HEADER + jpeg->size;
     *msg = splat__malloc(*len);
     if (!*msg) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "viewer: out of host memory");
-    uint32_t us = (uint32_t)SPLAT_MIN((t_rendered - t0) * 1e6, 4e9);
-    uint32_t head[6] = {req->id, v->source == SPLAT_VIEW_SOURCE_TRAINER ? v->snap_step : 0, cam->width, cam->height, us,
-                        v->scene.count};
-    for (int k = 0; k < 6; k++) /* little-endian, whatever the host */
+    head[SPLAT_VIEW_HEAD_ID] = req->id;
+    head[SPLAT_VIEW_HEAD_STEP] = v->source == SPLAT_VIEW_SOURCE_TRAINER ? v->snap_step : 0;
+    head[SPLAT_VIEW_HEAD_WIDTH] = cam->width;
+    head[SPLAT_VIEW_HEAD_HEIGHT] = cam->height;
+    head[SPLAT_VIEW_HEAD_RENDER_US] = micros(t_rendered - t0);
+    head[SPLAT_VIEW_HEAD_GAUSSIANS] = v->scene.count;
+    head[SPLAT_VIEW_HEAD_ENCODE_US] = micros(t_encoded - t_rendered);
+    head[SPLAT_VIEW_HEAD_FLAGS] = v->gpu->queue2 != v->gpu->queue ? SPLAT_VIEW_FLAG_OWN_QUEUE : 0;
+    head[SPLAT_VIEW_HEAD_TOTAL_US] = micros(splat__now() - arrived);
+    for (int k = 0; k < SPLAT_VIEW_HEAD_WORDS; k++) /* little-endian, whatever the host */
         for (int b = 0; b < 4; b++) (*msg)[4 * k + b] = (uint8_t)(head[k] >> (8 * b));
     memcpy(*msg + SPLAT_VIEW_FRAME_HEADER, jpeg->data, jpeg->size);
     return SPLAT_OK;
@@ -180,6 +209,7 @@ static void *run(void *arg)
             continue;
         }
         splat_view_request req = s->req;
+        double arrived = s->t_request;
         uint64_t key = s->key;
         s->has_request = false;
         s->rendering = true;
@@ -189,7 +219,7 @@ static void *run(void *arg)
         uint8_t *msg = NULL;
         size_t len = 0;
         splat_error err = {0};
-        splat_status st = render(v, &req, &msg, &len, &jpeg, &err);
+        splat_status st = render(v, &req, arrived, &msg, &len, &jpeg, &err);
         char *failed = NULL;
         if (st != SPLAT_OK) {
             if (failures++ < 20) splat__view_log(v, "frame %u: %s", req.id, err.msg);
@@ -229,6 +259,8 @@ splat_status splat__view_frames_start(splat_viewer *v, splat_error *err)
     splat_status st = splat__pipe_init(v->gpu, &v->pack, &(splat_pipe_desc){.shader = "view_pack", .n_bindings = VIEW_PACK_BINDINGS}, err);
     if (st != SPLAT_OK) return st;
     v->has_pack = true;
+    /* the GPU's share of a frame, for its header; a device without timestamps leaves it 0 */
+    v->has_prof = v->gpu->info.timestamps && splat__prof_init(v->gpu, &v->prof, NULL) == SPLAT_OK;
     if (pthread_create(&v->render_thread, NULL, run, v) != 0)
         return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "viewer: cannot start the renderer's thread");
     v->render_started = true;

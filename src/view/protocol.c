@@ -200,6 +200,7 @@ char *splat__view_hello_json(const splat_view_stats *s, const splat_view_history
     cJSON_AddStringToObject(o, "mode", s->training ? "train" : "view");
     cJSON_AddNumberToObject(o, "max_fps", max_fps);
     cJSON_AddNumberToObject(o, "max_side", max_side);
+    cJSON_AddNumberToObject(o, "frame_header", SPLAT_VIEW_FRAME_HEADER);
     cJSON_AddItemToObject(o, "center", floats(ref->center, 3));
     add_number(o, "radius", ref->radius);
     cJSON_AddItemToObject(o, "up", floats(ref->up, 3));

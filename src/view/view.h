@@ -58,17 +58,38 @@ const char *splat__view_mime(const char *name);
  *       W x H pixels, JPEG quality Q (1..100); the answer carries id N. A newer request replaces
  *       one not yet started.
  *   {"t":"pause"}, {"t":"resume"}, {"t":"save"}   training's controls
- * Frames go back as binary messages: SPLAT_VIEW_FRAME_HEADER bytes (little-endian uint32: id,
- * training step of the snapshot (0 when showing a fixed scene), width, height, render time in
- * microseconds, the number of Gaussians), then the JPEG. */
+ * Frames go back as binary messages: SPLAT_VIEW_FRAME_HEADER bytes, little-endian uint32 words
+ * indexed by splat_view_head, then the JPEG. After the frame's identity, where its time went, so
+ * that a client (bench_viewer) can tell waiting from work; times are microseconds, "arrived" is
+ * when the server had the whole request. */
+typedef enum splat_view_head {
+    SPLAT_VIEW_HEAD_ID,              /* the request's id */
+    SPLAT_VIEW_HEAD_STEP,            /* training step of the snapshot (0 when showing a fixed scene) */
+    SPLAT_VIEW_HEAD_WIDTH,
+    SPLAT_VIEW_HEAD_HEIGHT,
+    SPLAT_VIEW_HEAD_RENDER_US,       /* the renderer taking it -> the image in host memory (snapshot included) */
+    SPLAT_VIEW_HEAD_GAUSSIANS,
+    SPLAT_VIEW_HEAD_QUEUED_US,       /* arrived -> the renderer took it (behind other clients, the rate cap) */
+    SPLAT_VIEW_HEAD_SNAPSHOT_US,     /* waiting for a snapshot (asking, the training thread answering, the copy) */
+    SPLAT_VIEW_HEAD_GPU_US,          /* submitted -> completed, on the host's clock: queue wait + GPU work */
+    SPLAT_VIEW_HEAD_GPU_RENDER_US,   /* render + pack on the GPU's clock (0: the device has no timestamps) */
+    SPLAT_VIEW_HEAD_GPU_READBACK_US, /* the copy of the pixels to host-visible memory, on the GPU's clock */
+    SPLAT_VIEW_HEAD_ENCODE_US,       /* the JPEG */
+    SPLAT_VIEW_HEAD_TOTAL_US,        /* arrived -> handed to its connection */
+    SPLAT_VIEW_HEAD_SNAPSHOT_AGE_US, /* how old the snapshot was when the render started (since its copy was asked) */
+    SPLAT_VIEW_HEAD_FLAGS,           /* SPLAT_VIEW_FLAG_* */
+    SPLAT_VIEW_HEAD_WORDS
+} splat_view_head;
+
+#define SPLAT_VIEW_FLAG_OWN_QUEUE 1u /* the viewer submits to a queue of its own, beside training's */
+#define SPLAT_VIEW_FRAME_HEADER (4 * SPLAT_VIEW_HEAD_WORDS)
+
 typedef enum splat_view_msg_kind {
     SPLAT_VIEW_MSG_FRAME = 1,
     SPLAT_VIEW_MSG_PAUSE,
     SPLAT_VIEW_MSG_RESUME,
     SPLAT_VIEW_MSG_SAVE,
 } splat_view_msg_kind;
-
-#define SPLAT_VIEW_FRAME_HEADER 24
 
 typedef struct splat_view_request {
     uint32_t id;
@@ -112,7 +133,7 @@ typedef struct splat_view_frame_of_ref {
 } splat_view_frame_of_ref;
 
 /* The messages the server sends, as JSON text (splat__free it). NULL when out of memory.
- *   hello: {"t":"hello","mode":"view"|"train","max_fps","max_side","center","radius","up","cameras":[
+ *   hello: {"t":"hello","mode":"view"|"train","max_fps","max_side","frame_header","center","radius","up","cameras":[
  *           {"name","w","h","fx","fy","cx","cy","R","T"}...],"history":[[step,loss,psnr]...],"stats":{...}}
  *   stats: {"t":"stats", "step","steps","loss","psnr","n","its","eta","paused","pause_asked","done"}
  *   note:  {"t":"note","text":"..."}
@@ -192,6 +213,8 @@ struct splat_viewer {
     splat_render_bufs rb;
     splat_pipe pack;                 /* view_pack: the render as RGBA8 */
     bool has_pack;
+    splat_prof prof;                 /* the GPU's time of a frame: render, readback */
+    bool has_prof;
     splat_buf packed;                /* [H,W] RGBA8 on the device */
     splat_buf pixels;                /* [H,W] RGBA8 read back, host-visible */
     splat_scene_gpu scene;           /* the fixed scene, or the trainer's snapshot */

@@ -272,6 +272,7 @@ void splat_viewer_free(splat_viewer *v)
     if (v->has_stream) splat__stream_free(&v->stream);
     splat__render_bufs_free(v->gpu, &v->rb);
     if (v->has_pack) splat__pipe_free(v->gpu, &v->pack);
+    if (v->has_prof) splat__prof_free(v->gpu, &v->prof);
     splat__buf_free(v->gpu, &v->packed);
     splat__buf_free(v->gpu, &v->pixels);
     splat__scene_gpu_free(v->gpu, &v->scene);

@@ -505,7 +505,8 @@ async function onFrame(data, now) {
   const renderMs = d.getUint32(16, true) / 1000, gaussians = d.getUint32(20, true);
   const sent = state.inflight && state.inflight.id === id ? state.inflight.sent : null;
   if (state.inflight && state.inflight.id <= id) state.inflight = null;
-  const blob = new Blob([new Uint8Array(data, 24)], { type: 'image/jpeg' });
+  const header = (state.hello && state.hello.frame_header) || 24; // bytes before the JPEG
+  const blob = new Blob([new Uint8Array(data, header)], { type: 'image/jpeg' });
   const bitmap = await createImageBitmap(blob, { colorSpaceConversion: 'none', premultiplyAlpha: 'none' });
   if (state.last && state.last.id > id) { bitmap.close(); return; } // an older frame decoded late
   if (state.last && state.last.bitmap) state.last.bitmap.close();
