@@ -625,7 +625,8 @@ static bool frame_between_runs(splat_viewer *v, t_ws *w, uint32_t id, const spla
 /* The snapshot tap: a client pulls frames all through a run that densifies (and outgrows the
  * snapshot at once: it starts with room for one Gaussian); it sees several steps; a frame asked
  * between runs at the end is splat_render of the trainer's scene at that step (the copy has
- * every group and row); and the run ends with the same bits as one without a viewer. */
+ * every group and row), and more frames then take no more copies (the parameters did not change);
+ * and the run ends with the same bits as one without a viewer. */
 SPLAT_TEST(view_train_tap)
 {
     vfix f;
@@ -644,8 +645,8 @@ SPLAT_TEST(view_train_tap)
     T_OK(splat_trainer_init(&t, f.ctx, &desc, &err), &err);
     T_OK(splat_viewer_attach(f.v, t, &err), &err);
     /* a snapshot with room for one Gaussian: the first copy finds it too small */
-    splat__scene_gpu_free(f.v->gpu, &f.v->scene);
-    T_OK(splat__scene_gpu_init(f.v->gpu, &f.v->scene, "view.snapshot", 1, false, &err), &err);
+    splat__scene_gpu_free(f.v->gpu, &f.v->back);
+    T_OK(splat__scene_gpu_init(f.v->gpu, &f.v->back, "view.snapshot", 1, false, &err), &err);
     p.port = splat_viewer_port(f.v);
     p.cam = t->ds.views[0].camera;
     T_REQUIRE(pthread_create(&p.thread, NULL, pull, &p) == 0);
@@ -678,6 +679,15 @@ SPLAT_TEST(view_train_tap)
     double psnr = frame_psnr(f.ctx, &got, &t->ds.views[1].camera, &rd, &g);
     T_CHECK(psnr > 40, "the frame is %.2f dB from splat_render of the trainer's scene", psnr);
     free(g.jpeg);
+    /* the parameters have not changed since: more frames, and no more copies */
+    uint32_t copies = atomic_load(&f.v->snapshots);
+    for (uint32_t k = 2; k < 5; k++) {
+        T_REQUIRE(frame_between_runs(f.v, &w, k, &t->ds.views[k].camera, &g), "no frame between runs");
+        T_CHECK(g.step == desc.steps, "frame %u is of step %u, not %u", k, g.step, desc.steps);
+        free(g.jpeg);
+    }
+    T_CHECK(atomic_load(&f.v->snapshots) == copies, "%u more copies of parameters that did not change",
+            atomic_load(&f.v->snapshots) - copies);
     T_OK(splat_viewer_attach(f.v, NULL, &err), &err);
 
     /* the same run without a viewer */

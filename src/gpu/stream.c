@@ -528,3 +528,13 @@ splat_status splat__prof_read(splat_gpu *g, const splat_prof *p, double *ms, spl
     for (uint32_t i = 0; i + 1 < p->n; i++) ms[i] = (double)(t[i + 1] - t[i]) * g->info.timestamp_period_ns * 1e-6;
     return SPLAT_OK;
 }
+
+bool splat__prof_peek(splat_gpu *g, const splat_prof *p, double *ms)
+{
+    if (p->n < 2) return false;
+    uint64_t t[SPLAT_PROF_MAX];
+    if (vkGetQueryPoolResults(g->device, p->pool, 0, p->n, sizeof t, t, sizeof t[0], VK_QUERY_RESULT_64_BIT) != VK_SUCCESS)
+        return false;
+    for (uint32_t i = 0; i + 1 < p->n; i++) ms[i] = (double)(t[i + 1] - t[i]) * g->info.timestamp_period_ns * 1e-6;
+    return true;
+}

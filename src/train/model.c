@@ -17,6 +17,7 @@ splat_status splat__model_set(splat_trainer *t, const splat_scene *scene, splat_
     splat_gpu *g = t->env.gpu;
     splat_model *m = &t->model;
     splat__model_free(g, m);
+    splat__train_params_changed(t);
     m->count = scene->count;
     uint32_t cap = scene->count ? scene->count : 1;
     splat_status st = splat__scene_gpu_init(g, &m->params, "params", cap, false, err);

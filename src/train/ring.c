@@ -194,7 +194,19 @@ static void maybe_progress(splat_trainer *t, uint32_t until, bool force)
 
 /* ------------------------------------------------------------------ the snapshot tap */
 
-void splat__train_set_tap(splat_trainer *t, splat_train_tap *tap) { t->tap = tap; }
+void splat__train_set_tap(splat_trainer *t, splat_train_tap *tap)
+{
+    t->tap = tap;
+    if (!tap) return;
+    atomic_store_explicit(&tap->running, 0u, memory_order_relaxed);
+    atomic_store_explicit(&tap->version, t->params_version, memory_order_release);
+}
+
+void splat__train_params_changed(splat_trainer *t)
+{
+    t->params_version++;
+    if (t->tap) atomic_store_explicit(&t->tap->version, t->params_version, memory_order_release);
+}
 
 splat_status splat__train_serve_tap(splat_trainer *t, splat_error *err)
 {
@@ -203,6 +215,8 @@ splat_status splat__train_serve_tap(splat_trainer *t, splat_error *err)
     const splat_model *m = &t->model;
     uint32_t answer = SPLAT_TAP_SMALL;
     if (tap->dst->capacity >= m->count && !tap->dst->sh_half) {
+        /* after the reader's last read of dst, maybe on another queue */
+        splat__stream_after(t->env.stream, tap->reader_sem, tap->reader_value);
         splat_cmd *c = splat__stream_cmd(t->env.stream);
         for (uint32_t g = 0; g < SPLAT_GROUP_COUNT && m->count; g++) {
             uint64_t bytes = (uint64_t)m->count * splat__groups[g].width * 4;
@@ -211,8 +225,11 @@ splat_status splat__train_serve_tap(splat_trainer *t, splat_error *err)
         splat_status st = splat__stream_sync(t->env.stream, SPLAT_SYNC_COMMIT, err);
         if (st != SPLAT_OK) return st;
         tap->dst->count = m->count;
+        tap->sem = t->env.stream->timeline;
+        tap->value = t->env.stream->submitted;
         answer = SPLAT_TAP_COPIED;
     }
+    tap->copied_version = t->params_version;
     tap->count = m->count;
     tap->step = t->step;
     tap->sh_degree = splat__train_degree(t, t->step);
@@ -235,6 +252,7 @@ static splat_status submit_step(splat_trainer *t, uint32_t slot, splat_error *er
     splat_status st = splat__stream_replay(t->env.stream, &t->ring.rec[slot], &value, err);
     if (st != SPLAT_OK) return st;
     t->ring.inflight[slot] = value;
+    splat__train_params_changed(t);
     return SPLAT_OK;
 }
 
@@ -247,6 +265,7 @@ static splat_status run_strategy(splat_trainer *t, uint32_t s, splat_error *err)
     };
     bool resized = false;
     splat_status st = t->strategy->run(t->strategy_state, &ctx, s, &resized, err);
+    splat__train_params_changed(t);
     if (st != SPLAT_OK || !resized) return st;
     st = splat__model_fit(t, err);
     if (st != SPLAT_OK) return st;
@@ -268,7 +287,18 @@ static bool take_interrupt(splat_trainer *t)
     return atomic_load_explicit(&t->interrupt, memory_order_relaxed) && atomic_exchange(&t->interrupt, 0u);
 }
 
+static splat_status run_loop(splat_trainer *t, uint32_t until_step, splat_error *err);
+
 splat_status splat__train_run(splat_trainer *t, uint32_t until_step, splat_error *err)
+{
+    /* a reader may wait for a fresh snapshot when the loop is not running to answer it soon */
+    if (t->tap) atomic_store_explicit(&t->tap->running, 1u, memory_order_relaxed);
+    splat_status st = run_loop(t, until_step, err);
+    if (t->tap) atomic_store_explicit(&t->tap->running, 0u, memory_order_relaxed);
+    return st;
+}
+
+static splat_status run_loop(splat_trainer *t, uint32_t until_step, splat_error *err)
 {
     if (until_step > t->steps || until_step == 0) until_step = t->steps;
     t->run_start = splat__now();

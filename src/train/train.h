@@ -158,23 +158,35 @@ typedef struct splat_trainer_prof {
  *
  * The reader owns `dst` and asks by storing SPLAT_TAP_ASKED in `state`. Before it submits its next
  * iteration the loop records the copy of rows [0, count) of every parameter group into its stream
- * and submits it without waiting; then it fills the fields below, stores SPLAT_TAP_COPIED (or, when
- * dst has fewer rows than the model, SPLAT_TAP_SMALL with `count`, copying nothing) and calls
- * notify. The device has one queue and every command buffer begins with a barrier on all earlier
- * work, so whatever the reader submits after it sees COPIED runs after the copy: it waits for
- * nothing else. At most one copy is in flight: the reader asks again only once its own work no
- * longer reads dst. `state` is the one field both threads use at the same time. */
+ * and submits it without waiting; then it fills the answer below, stores SPLAT_TAP_COPIED (or,
+ * when dst has fewer rows than the model, SPLAT_TAP_SMALL with `count`, copying nothing) and calls
+ * notify. The copy is done on the device once the training stream's timeline `sem` reaches
+ * `value`; the reader's work that reads dst waits for that (splat__stream_after), on whatever
+ * queue it runs. The copy itself waits for the reader's timeline `reader_sem` to reach
+ * `reader_value`: the reader's last work that read dst. At most one copy is in flight: the reader
+ * asks again only once it has taken the answer. `state`, `version` and `running` are the fields
+ * both threads use at the same time; the others belong to whoever the state says is next. */
 enum { SPLAT_TAP_IDLE, SPLAT_TAP_ASKED, SPLAT_TAP_COPIED, SPLAT_TAP_SMALL };
 
 typedef struct splat_train_tap {
     _Atomic uint32_t state;
+    /* the trainer's, published whenever they change (the reader reads them any time) */
+    _Atomic uint32_t version;        /* bumped whenever the parameters may have changed: a copy of the same
+                                        version would be the same */
+    _Atomic uint32_t running;        /* 1 while the loop runs (splat__train_run): asks are answered soon */
+    /* the ask, written before state becomes ASKED */
     splat_scene_gpu *dst;            /* the reader's: float SH (like the model), `capacity` rows */
+    VkSemaphore reader_sem;          /* the copy waits for reader_sem >= reader_value (0: nothing) */
+    uint64_t reader_value;
     void (*notify)(void *user);      /* on the training thread, after each answer */
     void *user;
     /* the answer, written before state becomes COPIED or SMALL */
     uint32_t count;                  /* Gaussians copied (SMALL: the rows dst needs) */
     uint32_t step;                   /* steps submitted when the copy was taken */
     uint32_t sh_degree;              /* the degree training renders with at that step (0..3) */
+    uint32_t copied_version;         /* `version` when the copy was taken */
+    VkSemaphore sem;                 /* the copy is done once sem >= value */
+    uint64_t value;
 } splat_train_tap;
 
 /* ring.c: the iterations in flight. */
@@ -210,6 +222,7 @@ struct splat_trainer {
     splat_trainer_prof prof;
 
     splat_train_tap *tap;                     /* a reader's snapshot request, or NULL */
+    uint32_t params_version;                  /* bumped by every change of the parameters (the tap's version) */
 
     splat_train_progress prog;
     bool retired_any;                         /* prog holds a retired iteration's loss */
@@ -272,6 +285,8 @@ splat_status splat__train_run(splat_trainer *t, uint32_t until_step, splat_error
 void splat__train_interrupt(splat_trainer *t);
 /* The snapshot tap (above): sets it (NULL removes it), from the training thread between runs. */
 void splat__train_set_tap(splat_trainer *t, splat_train_tap *tap);
+/* The parameters changed (a step, the strategy, a new model): bumps the tap's version. */
+void splat__train_params_changed(splat_trainer *t);
 /* Answers an asked tap now: the loop does between iterations, a caller between runs. */
 splat_status splat__train_serve_tap(splat_trainer *t, splat_error *err);
 

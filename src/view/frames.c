@@ -3,15 +3,17 @@
  * still going out), renders the scene with the renderer's stages on the viewer's own stream,
  * reads the image back, encodes it as JPEG and hands it to the client's connection.
  *
- * With a trainer attached, each render starts from a fresh snapshot (at most one every
- * 1 / max_fps s): the renderer asks through the tap (train.h) and sleeps until the training
- * thread has submitted the copy between two iterations. The copy is on the queue before anything
- * the renderer submits next, so it renders at once; and it asks again only after its render has
- * finished reading the snapshot, so there is never more than one copy in flight. */
+ * With a trainer attached, frames render the latest snapshot of its parameters (snapshot() says
+ * when a frame waits for one): the renderer asks through the tap (train.h) and the training thread
+ * copies them into the back buffer between two iterations; the buffers swap once the copy is done
+ * on the device. The renderer's stream is on the gpu's second queue when it has one, so frames do
+ * not wait behind training's queued iterations; the timelines order the copy and the renders. */
 #include <stdio.h>
 #include <time.h>
 
 #include "view/view.h"
+
+static void wait_for(splat_viewer *v, double seconds);
 
 /* ------------------------------------------------------------------ picking a request */
 
@@ -36,36 +38,108 @@ static splat_view_session *pick(splat_viewer *v, double now, double *wait_s)
 
 /* ------------------------------------------------------------------ the scene to render */
 
-/* A fresh snapshot of the attached trainer's parameters in v->scene (the renderer's thread). */
-static splat_status snapshot(splat_viewer *v, splat_error *err)
+/* Takes the tap's answer, if there is one (the renderer's thread). */
+static splat_status take_answer(splat_viewer *v, splat_error *err)
 {
-    for (int attempt = 0; attempt < 3; attempt++) {
+    uint32_t answer = atomic_load_explicit(&v->tap.state, memory_order_acquire);
+    if (answer == SPLAT_TAP_COPIED) {
+        v->pending = true;
+        v->pend.step = v->tap.step;
+        v->pend.degree = v->tap.sh_degree;
+        v->pend.version = v->tap.copied_version;
+        v->pend.sem = v->tap.sem;
+        v->pend.value = v->tap.value;
+        v->pend.t_asked = v->t_asked;
+        atomic_fetch_add(&v->snapshots, 1u);
+    } else if (answer == SPLAT_TAP_SMALL) {
+        /* densification grew the model past the back buffer: room for it and some growth (nothing
+         * reads the back buffer: renders read the front one, and no copy is in flight) */
+        uint32_t rows = v->tap.count + v->tap.count / 4 + 1;
+        splat__scene_gpu_free(v->gpu, &v->back);
+        splat_status st = splat__scene_gpu_init(v->gpu, &v->back, "view.snapshot", rows, false, err);
+        if (st != SPLAT_OK) return st;
+        v->t_asked = 0; /* ask again at once */
+    } else {
+        return SPLAT_OK;
+    }
+    atomic_store_explicit(&v->tap.state, SPLAT_TAP_IDLE, memory_order_relaxed);
+    return SPLAT_OK;
+}
+
+/* Whether the pending copy is done on the device; waits up to `wait` seconds for it. */
+static bool copy_done(splat_viewer *v, double wait)
+{
+    VkSemaphoreWaitInfo wi = {
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+        .semaphoreCount = 1,
+        .pSemaphores = &v->pend.sem,
+        .pValues = &v->pend.value,
+    };
+    return vkWaitSemaphores(v->gpu->device, &wi, (uint64_t)(wait * 1e9)) == VK_SUCCESS;
+}
+
+/* The snapshot to render, in v->scene (the front buffer), from an attached trainer (the
+ * renderer's thread). Snapshots are double-buffered: the trainer copies into v->back while frames
+ * render v->scene, and the two swap once the copy is done on the device. So a frame waits for a
+ * snapshot only when there is none yet, or when the trainer is not running (paused, between
+ * runs: it answers from splat_viewer_control at once, and the page should show where it
+ * stopped); otherwise it renders the latest one done and asks for the next in the background,
+ * at most one every 0.9 / max_fps s, and never while the parameters are those of the front one.
+ * Sets *waited to the seconds it waited. */
+static splat_status snapshot(splat_viewer *v, double *waited, splat_error *err)
+{
+    double t0 = splat__now();
+    for (;;) {
         pthread_mutex_lock(&v->lock);
-        if (!v->trainer || v->stop) {
-            pthread_mutex_unlock(&v->lock);
-            return SPLAT_OK; /* detached: the last snapshot stays */
-        }
-        atomic_store_explicit(&v->tap.state, SPLAT_TAP_ASKED, memory_order_release);
-        pthread_cond_broadcast(&v->control); /* a paused trainer answers from splat_viewer_control */
-        while (atomic_load_explicit(&v->tap.state, memory_order_acquire) == SPLAT_TAP_ASKED && v->trainer && !v->stop)
-            pthread_cond_wait(&v->wake, &v->lock);
-        uint32_t answer = atomic_load_explicit(&v->tap.state, memory_order_acquire);
-        if (answer == SPLAT_TAP_ASKED) atomic_store_explicit(&v->tap.state, SPLAT_TAP_IDLE, memory_order_relaxed);
+        bool attached = v->trainer && !v->stop;
+        if (!attached && atomic_load_explicit(&v->tap.state, memory_order_acquire) == SPLAT_TAP_ASKED)
+            atomic_store_explicit(&v->tap.state, SPLAT_TAP_IDLE, memory_order_relaxed); /* detached: unanswered */
         pthread_mutex_unlock(&v->lock);
-        if (answer == SPLAT_TAP_COPIED) {
-            v->t_snapshot = splat__now();
-            v->snap_step = v->tap.step;
-            v->snap_degree = v->tap.sh_degree;
+        splat_status st = take_answer(v, err);
+        if (st != SPLAT_OK) return st;
+        if (v->pending && copy_done(v, 0)) {
+            splat_scene_gpu front = v->scene;
+            v->scene = v->back;
+            v->back = front;
+            v->snap = v->pend;
+            v->t_snapshot = v->pend.t_asked;
+            v->pending = false;
+        }
+        uint32_t version = atomic_load_explicit(&v->tap.version, memory_order_acquire);
+        bool current = v->t_snapshot != 0 && v->snap.version == version;
+        bool running = atomic_load_explicit(&v->tap.running, memory_order_relaxed) != 0;
+        bool fresh_wanted = v->t_snapshot == 0 || !running;
+        double now = splat__now();
+        bool asked = atomic_load_explicit(&v->tap.state, memory_order_acquire) != SPLAT_TAP_IDLE;
+        bool due = v->t_asked == 0 || fresh_wanted || now - v->t_asked >= 0.9 / v->desc.max_fps;
+        if (attached && !current && !v->pending && !asked && due) {
+            /* the copy goes after the renders that read the back buffer when it was the front one
+             * (done: each render is waited for) */
+            v->tap.reader_sem = v->stream.timeline;
+            v->tap.reader_value = v->stream.submitted;
+            v->t_asked = now;
+            pthread_mutex_lock(&v->lock);
+            atomic_store_explicit(&v->tap.state, SPLAT_TAP_ASKED, memory_order_release);
+            pthread_cond_broadcast(&v->control); /* a paused trainer answers from splat_viewer_control */
+            pthread_mutex_unlock(&v->lock);
+            asked = true;
+        }
+        /* a frame does not wait when it has a snapshot and training runs, nor long when the
+         * trainer is held somewhere that does not answer (a save between runs) */
+        bool waiting = (attached || v->pending) && !current && fresh_wanted && (v->t_snapshot == 0 || now - t0 < 0.25);
+        if (!waiting || (!asked && !v->pending)) {
+            *waited = splat__now() - t0;
             return SPLAT_OK;
         }
-        if (answer != SPLAT_TAP_SMALL) return SPLAT_OK;
-        /* densification grew the model past the snapshot: room for it and some growth */
-        uint32_t rows = v->tap.count + v->tap.count / 4 + 1;
-        splat__scene_gpu_free(v->gpu, &v->scene);
-        splat_status st = splat__scene_gpu_init(v->gpu, &v->scene, "view.snapshot", rows, false, err);
-        if (st != SPLAT_OK) return st;
+        if (v->pending) {
+            copy_done(v, 0.01);
+        } else {
+            pthread_mutex_lock(&v->lock);
+            if (atomic_load_explicit(&v->tap.state, memory_order_acquire) == SPLAT_TAP_ASKED && v->trainer && !v->stop)
+                wait_for(v, 0.01);
+            pthread_mutex_unlock(&v->lock);
+        }
     }
-    return splat__fail(err, SPLAT_ERR_DEVICE, "viewer: the snapshot kept outgrowing its buffers");
 }
 
 /* ------------------------------------------------------------------ rendering one frame */
@@ -104,6 +178,8 @@ static splat_status fit_buffers(splat_viewer *v, uint32_t n, uint32_t w, uint32_
     splat_render_bufs *rb = &v->rb;
     uint32_t cap = SPLAT_MAX(n, 1u);
     if (rb->frame.buffer && rb->capacity >= cap && rb->max_w >= w && rb->max_h >= h) return SPLAT_OK;
+    /* room to grow, as the snapshots have: not a reallocation at every densification */
+    if (rb->capacity < cap) cap += cap / 4;
     uint32_t isect = rb->isect_capacity ? rb->isect_capacity : cap * 8;
     uint32_t mw = SPLAT_MAX(w, rb->max_w), mh = SPLAT_MAX(h, rb->max_h);
     cap = SPLAT_MAX(cap, rb->capacity);
@@ -126,30 +202,33 @@ static splat_status render(splat_viewer *v, const splat_view_request *req, doubl
     uint32_t head[SPLAT_VIEW_HEAD_WORDS] = {0};
     double t0 = splat__now();
     head[SPLAT_VIEW_HEAD_QUEUED_US] = micros(t0 - arrived);
-    splat_status st = SPLAT_OK;
-    if (v->source == SPLAT_VIEW_SOURCE_TRAINER && (v->t_snapshot == 0 || t0 - v->t_snapshot >= 0.9 / v->desc.max_fps))
-        st = snapshot(v, err);
+    bool training = v->source == SPLAT_VIEW_SOURCE_TRAINER;
+    double snap_wait = 0;
+    splat_status st = training ? snapshot(v, &snap_wait, err) : SPLAT_OK;
     if (st != SPLAT_OK) return st;
-    if (v->source == SPLAT_VIEW_SOURCE_TRAINER && v->t_snapshot == 0)
-        return splat__fail(err, SPLAT_ERR_INVALID_ARG, "training has not started yet");
+    if (training && v->t_snapshot == 0) return splat__fail(err, SPLAT_ERR_INVALID_ARG, "training has not started yet");
+    head[SPLAT_VIEW_HEAD_SNAPSHOT_US] = micros(snap_wait);
     const splat_camera *cam = &req->cam;
     st = fit_buffers(v, v->scene.count, cam->width, cam->height, err);
     if (st != SPLAT_OK) return st;
     splat_render_desc rd = v->render;
-    if (v->source == SPLAT_VIEW_SOURCE_TRAINER) rd.sh_degree = v->snap_degree ? v->snap_degree : SPLAT_SH_DEGREE_0;
+    if (training) rd.sh_degree = v->snap.degree ? v->snap.degree : SPLAT_SH_DEGREE_0;
     splat_frame f;
     splat__frame_make(&f, cam, &rd, v->scene.count);
     uint64_t px = (uint64_t)cam->width * cam->height;
     frame_job j = {v, &f, px};
     double t_submit = splat__now();
-    head[SPLAT_VIEW_HEAD_SNAPSHOT_US] = micros(t_submit - t0);
-    if (v->source == SPLAT_VIEW_SOURCE_TRAINER) head[SPLAT_VIEW_HEAD_SNAPSHOT_AGE_US] = micros(t_submit - v->t_snapshot);
+    if (training) {
+        head[SPLAT_VIEW_HEAD_SNAPSHOT_AGE_US] = micros(t_submit - v->t_snapshot);
+        /* done already (the buffers swapped only then), but the device hears of it */
+        splat__stream_after(&v->stream, v->snap.sem, v->snap.value);
+    }
     st = splat__render_run(&v->stream, v->renderer, &v->rb, &(splat_render_job){.record = record_frame, .user = &j}, err);
     if (st != SPLAT_OK) return st;
     double t_rendered = splat__now();
     head[SPLAT_VIEW_HEAD_GPU_US] = micros(t_rendered - t_submit);
     double ms[SPLAT_PROF_MAX];
-    if (v->has_prof && splat__prof_read(v->gpu, &v->prof, ms, &(splat_error){0}) == SPLAT_OK) {
+    if (v->has_prof && splat__prof_peek(v->gpu, &v->prof, ms)) {
         /* the renderer's stages mark their own steps: sum them up to "render" */
         double sum = 0;
         for (uint32_t i = 1; i < v->prof.n; i++) {
@@ -165,7 +244,7 @@ static splat_status render(splat_viewer *v, const splat_view_request *req, doubl
     *msg = splat__malloc(*len);
     if (!*msg) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "viewer: out of host memory");
     head[SPLAT_VIEW_HEAD_ID] = req->id;
-    head[SPLAT_VIEW_HEAD_STEP] = v->source == SPLAT_VIEW_SOURCE_TRAINER ? v->snap_step : 0;
+    head[SPLAT_VIEW_HEAD_STEP] = training ? v->snap.step : 0;
     head[SPLAT_VIEW_HEAD_WIDTH] = cam->width;
     head[SPLAT_VIEW_HEAD_HEIGHT] = cam->height;
     head[SPLAT_VIEW_HEAD_RENDER_US] = micros(t_rendered - t0);

@@ -178,6 +178,14 @@ typedef struct splat_view_session {
     char *error;                     /* a frame that failed: its message (JSON), not yet sent */
 } splat_view_session;
 
+/* A snapshot of a training run: what it shows, and when its copy is done on the device. */
+typedef struct splat_view_snap {
+    uint32_t step, degree, version;  /* the tap's answer */
+    VkSemaphore sem;
+    uint64_t value;
+    double t_asked;
+} splat_view_snap;
+
 /* Where frames come from. */
 typedef enum splat_view_source {
     SPLAT_VIEW_SOURCE_NONE = 0,      /* nothing yet: requests wait */
@@ -217,7 +225,7 @@ struct splat_viewer {
     bool has_prof;
     splat_buf packed;                /* [H,W] RGBA8 on the device */
     splat_buf pixels;                /* [H,W] RGBA8 read back, host-visible */
-    splat_scene_gpu scene;           /* the fixed scene, or the trainer's snapshot */
+    splat_scene_gpu scene;           /* the fixed scene, or the trainer's snapshot frames render (the front) */
     splat_render_desc render;        /* resolved: background, degree (a snapshot's degree overrides it) */
     splat_view_source source;        /* set once, under the lock */
     uint32_t frames;                 /* rendered so far */
@@ -225,8 +233,14 @@ struct splat_viewer {
     /* a training run */
     splat_trainer *trainer;          /* attached (the training thread's; the renderer only reads `tap`) */
     splat_train_tap tap;
-    double t_snapshot;               /* when the snapshot was taken (the renderer's) */
-    uint32_t snap_step, snap_degree;
+    /* the renderer's: the snapshots (frames.c, snapshot()) */
+    splat_scene_gpu back;            /* what the trainer copies into (tap.dst) */
+    splat_view_snap snap;            /* the front's: v->scene */
+    splat_view_snap pend;            /* the back's, while its copy is not known to be done */
+    bool pending;
+    double t_snapshot;               /* when the front's copy was asked (0: no snapshot yet) */
+    double t_asked;                  /* when the last copy was asked */
+    _Atomic uint32_t snapshots;      /* copies taken so far (tests read it) */
 
     /* what the page shows, under the lock */
     splat_view_stats stats;

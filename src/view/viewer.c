@@ -37,8 +37,12 @@ splat_status splat_viewer_init(splat_viewer **out, splat_ctx *ctx, const splat_v
         splat__free(v);
         return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "viewer: cannot create its locks");
     }
-    st = splat__stream_init(v->gpu, &v->stream, err);
+    /* beside training's queue when the device has a second one */
+    st = splat__stream_init_on(v->gpu, v->gpu->queue2, &v->stream, err);
     v->has_stream = st == SPLAT_OK;
+    /* a frame is one submission: on a shared queue, adaptive commits would let training's
+     * iterations in between its parts, and each part would wait behind them */
+    v->stream.auto_sync = SPLAT_SYNC_NONE;
     if (st == SPLAT_OK) st = splat__view_server_start(v, err);
     if (st == SPLAT_OK) st = splat__view_frames_start(v, err);
     if (st != SPLAT_OK) {
@@ -162,8 +166,9 @@ splat_status splat_viewer_attach(splat_viewer *v, splat_trainer *t, splat_error 
     }
     if (v->source != SPLAT_VIEW_SOURCE_NONE)
         return splat__fail(err, SPLAT_ERR_INVALID_ARG, "viewer: it already shows a scene or a training run");
+    /* the back buffer, which the first copy fills; the front gets its buffers by swapping */
     uint32_t rows = t->model.count + t->model.count / 4 + 1;
-    splat_status st = splat__scene_gpu_init(v->gpu, &v->scene, "view.snapshot", rows, false, err);
+    splat_status st = splat__scene_gpu_init(v->gpu, &v->back, "view.snapshot", rows, false, err);
     /* the dataset's cameras, training and held out, named after their images */
     uint32_t n = t->ds.n_views;
     splat_camera *cams = splat__malloc((size_t)SPLAT_MAX(n, 1u) * sizeof *cams);
@@ -179,11 +184,11 @@ splat_status splat_viewer_attach(splat_viewer *v, splat_trainer *t, splat_error 
     splat__free(cams);
     splat__free(names);
     if (st != SPLAT_OK) {
-        splat__scene_gpu_free(v->gpu, &v->scene);
+        splat__scene_gpu_free(v->gpu, &v->back);
         return st;
     }
     atomic_store(&v->tap.state, SPLAT_TAP_IDLE);
-    v->tap.dst = &v->scene;
+    v->tap.dst = &v->back;
     v->tap.notify = splat__view_tap_answered;
     v->tap.user = v;
     splat__train_set_tap(t, &v->tap);
@@ -269,6 +274,12 @@ void splat_viewer_free(splat_viewer *v)
     detach(v);
     splat__view_frames_stop(v);
     splat__view_server_stop(v);
+    /* a copy the trainer submitted before it was detached may still be writing the back buffer */
+    splat_view_snap *copy = atomic_load(&v->tap.state) == SPLAT_TAP_COPIED ? &(splat_view_snap){.sem = v->tap.sem, .value = v->tap.value}
+                            : v->pending ? &v->pend : NULL;
+    if (copy)
+        vkWaitSemaphores(v->gpu->device, &(VkSemaphoreWaitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                         .semaphoreCount = 1, .pSemaphores = &copy->sem, .pValues = &copy->value}, UINT64_MAX);
     if (v->has_stream) splat__stream_free(&v->stream);
     splat__render_bufs_free(v->gpu, &v->rb);
     if (v->has_pack) splat__pipe_free(v->gpu, &v->pack);
@@ -276,6 +287,7 @@ void splat_viewer_free(splat_viewer *v)
     splat__buf_free(v->gpu, &v->packed);
     splat__buf_free(v->gpu, &v->pixels);
     splat__scene_gpu_free(v->gpu, &v->scene);
+    splat__scene_gpu_free(v->gpu, &v->back);
     for (uint32_t k = 0; k < v->n_cams; k++) splat__free(v->cam_names[k]);
     splat__free(v->cam_names);
     splat__free(v->cams);

@@ -485,6 +485,9 @@ function onHello(h) {
 function onText(m) {
   if (m.t === 'hello') onHello(m);
   else if (m.t === 'stats') {
+    // training stopping (paused, done): one more frame, of the parameters where it stopped
+    const wasLive = state.stats && !state.stats.done && !state.stats.paused;
+    if (wasLive && (m.done || m.paused)) state.dirty = true;
     state.stats = m;
     const last = state.history[state.history.length - 1];
     if (m.loss !== null && (!last || m.step > last[0])) state.history.push([m.step, m.loss, m.psnr]);
