@@ -307,8 +307,8 @@ void splat__prof_free(splat_gpu *g, splat_prof *p);
 void splat__prof_begin(splat_cmd *c, splat_prof *p);
 /* After the marked work has completed: ms[i] = time from mark i to mark i+1, i < n-1. */
 splat_status splat__prof_read(splat_gpu *g, const splat_prof *p, double *ms, splat_error *err);
-/* The same without waiting, for marks whose submission is known complete: false when the device
- * does not have them yet (lavapipe's waiting read waits for its whole queue, training's work too). */
+/* The same without asking the device to wait, for marks whose submission is known complete: false
+ * when it does not have them yet. */
 bool splat__prof_peek(splat_gpu *g, const splat_prof *p, double *ms);
 
 #endif

@@ -14,7 +14,8 @@
  *                     and the training statistics out, a fragment per writable callback so that a
  *                     slow or vanished client holds up nobody.
  *   the renderer      frames.c: takes the clients' frame requests in turn (at most max_fps per
- *                     client), renders each with the renderer's stages on the viewer's own stream,
+ *                     client), renders each with the renderer's stages on the viewer's own stream
+ *                     (on the device's second queue when it has one) from the latest snapshot,
  *                     encodes it as JPEG and hands it to its client's connection.
  *
  * `lock` guards everything the threads share (the sessions' requests and frames, the statistics,
