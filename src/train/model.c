@@ -12,6 +12,12 @@ void splat__model_free(splat_gpu *g, splat_model *m)
     splat__scene_gpu_free(g, &m->moments);
 }
 
+void splat__train_params_changed(splat_trainer *t)
+{
+    t->params_version++;
+    if (t->tap) atomic_store_explicit(&t->tap->version, t->params_version, memory_order_release);
+}
+
 splat_status splat__model_set(splat_trainer *t, const splat_scene *scene, splat_error *err)
 {
     splat_gpu *g = t->env.gpu;

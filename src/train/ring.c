@@ -202,12 +202,6 @@ void splat__train_set_tap(splat_trainer *t, splat_train_tap *tap)
     atomic_store_explicit(&tap->version, t->params_version, memory_order_release);
 }
 
-void splat__train_params_changed(splat_trainer *t)
-{
-    t->params_version++;
-    if (t->tap) atomic_store_explicit(&t->tap->version, t->params_version, memory_order_release);
-}
-
 splat_status splat__train_serve_tap(splat_trainer *t, splat_error *err)
 {
     splat_train_tap *tap = t->tap;

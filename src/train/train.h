@@ -241,6 +241,8 @@ uint32_t splat__trainer_profile(const splat_trainer *t, splat_stage_time *stages
 uint32_t splat__trainer_diagnostics(splat_trainer *t, char *msg, size_t size);
 
 /* model.c */
+/* The parameters changed (a step, the strategy, a new model): bumps the tap's version. */
+void splat__train_params_changed(splat_trainer *t);
 /* Uploads `scene` as the parameters, with zero gradients, moments and statistics; sizes the
  * render buffers for it. */
 splat_status splat__model_set(splat_trainer *t, const splat_scene *scene, splat_error *err);
@@ -285,8 +287,6 @@ splat_status splat__train_run(splat_trainer *t, uint32_t until_step, splat_error
 void splat__train_interrupt(splat_trainer *t);
 /* The snapshot tap (above): sets it (NULL removes it), from the training thread between runs. */
 void splat__train_set_tap(splat_trainer *t, splat_train_tap *tap);
-/* The parameters changed (a step, the strategy, a new model): bumps the tap's version. */
-void splat__train_params_changed(splat_trainer *t);
 /* Answers an asked tap now: the loop does between iterations, a caller between runs. */
 splat_status splat__train_serve_tap(splat_trainer *t, splat_error *err);
 
