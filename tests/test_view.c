@@ -601,7 +601,7 @@ static void *pull(void *arg)
             continue;
         }
         if (p->frames < 4096) p->steps[p->frames] = g.step;
-        p->frames++;
+        __atomic_add_fetch(&p->frames, 1, __ATOMIC_RELEASE);
         free(g.jpeg);
     }
     t_ws_close(&w);
@@ -659,11 +659,17 @@ SPLAT_TEST(view_train_tap)
             pthread_join(p.thread, NULL);
             pulling = false;
         }
+        uint32_t seen = __atomic_load_n(&p.frames, __ATOMIC_ACQUIRE);
         splat_status st = splat_trainer_run(t, splat_trainer_step(t) + 3, &err);
         if (st != SPLAT_OK) break;
         splat_viewer_control_state c;
         splat_viewer_control(f.v, 0, &c);
         T_CHECK(!c.paused && !c.save);
+        /* a GPU that runs 3 steps faster than a frame comes (an H100: 60 steps in a few ms) waits
+         * for one, so the client sees several steps whatever the speed */
+        for (double end = splat__now() + 10; pulling && __atomic_load_n(&p.frames, __ATOMIC_ACQUIRE) == seen &&
+                                              splat__now() < end;)
+            splat_viewer_control(f.v, 5, &c);
     }
     counts[1] = t->model.count;
     if (pulling) {
