@@ -248,6 +248,10 @@ typedef struct splat_train_desc {
     /* The default strategy's schedule, gsplat's when 0: refine every 100 steps after step 500
      * until 15000, opacity reset every 3000 steps (docs/TRAIN.md). */
     uint32_t refine_start, refine_every, refine_stop, reset_every;
+    /* The most Gaussians densification makes (0: no limit). The default strategy stops growing
+     * there: clones, then splits, in the order of their sources, as many as fit (docs/TRAIN.md,
+     * "A budget"); a scene that starts above it is not cut down. */
+    uint32_t max_gaussians;
     uint32_t isect_capacity;         /* initial tile-intersection capacity (0: 8 per Gaussian); it grows on demand */
     bool stream_images;              /* keep training images in host memory even when they fit on the device */
 } splat_train_desc;

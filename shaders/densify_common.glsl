@@ -13,6 +13,7 @@ struct Decision {
     uint keep;   // 1: the Gaussian stays
     uint clone;  // 1: a copy is appended
     uint split;  // 2: two children are appended (the Gaussian itself goes); 0 otherwise
+    uint keep_unsplit;  // 1: the Gaussian would stay if it were not split (a budget's cut)
     bool grew_clone, grew_split;  // decisions before pruning (for the report)
 };
 
@@ -32,6 +33,7 @@ Decision decide(vec4 stats, vec3 log_scale, float opacity_logit, float scene_sca
     d.keep = (!d.grew_split && !prune_self) ? 1u : 0u;
     d.clone = (d.grew_clone && !prune_self) ? 1u : 0u;
     d.split = (d.grew_split && !prune_child) ? 2u : 0u;
+    d.keep_unsplit = prune_self ? 0u : 1u;
     return d;
 }
 

@@ -71,6 +71,18 @@ SPLAT_STRUCT(splat_train_push)
     u32 flags;               /* densification: the step after which large Gaussians are pruned */
 };
 
+/* Push constants of densify_budget: the decisions' inputs as in splat_train_push, and how many of
+ * the surviving clones and splits (in source order) are made. */
+SPLAT_STRUCT(splat_budget_push)
+{
+    u32 n;
+    f32 scene_scale;
+    u32 step;
+    u32 flags;
+    u32 clones, splits;
+    u32 pad[2];
+};
+
 
 /* Binding slots, one block per stage: the shader declares layout(binding = <STAGE>_<NAME>) and
  * the C side fills views[<STAGE>_<NAME>], so neither lists buffers by position. */
@@ -108,6 +120,16 @@ SPLAT_STRUCT(splat_train_push)
 #define DENSIFY_MARK_SPLIT 5
 #define DENSIFY_MARK_INFO 6
 #define DENSIFY_MARK_BINDINGS 7
+
+/* densify_budget.comp */
+#define DENSIFY_BUDGET_SCALES 0
+#define DENSIFY_BUDGET_OPACITIES 1
+#define DENSIFY_BUDGET_KEEP 2
+#define DENSIFY_BUDGET_CLONE 3
+#define DENSIFY_BUDGET_SPLIT 4
+#define DENSIFY_BUDGET_OFF_CLONE 5
+#define DENSIFY_BUDGET_OFF_SPLIT 6
+#define DENSIFY_BUDGET_BINDINGS 7
 
 /* opacity_reset.comp */
 #define OPACITY_RESET_OPACITIES 0

@@ -98,7 +98,7 @@ class _TrainDesc(ctypes.Structure):
                 ("progress", _PROGRESS_FN),
                 ("progress_user", ctypes.c_void_p), ("progress_ms", _u32), ("profile", _bool),
                 ("refine_start", _u32), ("refine_every", _u32), ("refine_stop", _u32), ("reset_every", _u32),
-                ("isect_capacity", _u32), ("stream_images", _bool)]
+                ("max_gaussians", _u32), ("isect_capacity", _u32), ("stream_images", _bool)]
 
 
 class _StageTime(ctypes.Structure):
@@ -602,7 +602,7 @@ class Trainer:
 
         images_factor, eval, steps, seed (default 0; the command line's is 42), init_points,
         init_ply, progress_ms, profile, refine_start, refine_every, refine_stop, reset_every,
-        isect_capacity, stream_images      as in splat_train_desc
+        max_gaussians, isect_capacity, stream_images      as in splat_train_desc
         sh_degree        None: 3 (or what init_ply has); 0..3: that degree (0 is degree 0)
         background       None or "auto": white for images with alpha, else black; (r,g,b): that
                          colour; "random": a random colour every step
@@ -615,7 +615,7 @@ class Trainer:
 
     _OPTIONS = ("images_factor", "eval", "steps", "sh_degree", "background", "max_gaussians_per_tile", "strategy",
                 "seed", "init_points", "init_ply", "progress", "progress_ms", "profile", "refine_start", "refine_every",
-                "refine_stop", "reset_every", "isect_capacity", "stream_images")
+                "refine_stop", "reset_every", "max_gaussians", "isect_capacity", "stream_images")
 
     def __init__(self, data, ctx=None, **options):
         unknown = sorted(set(options) - set(self._OPTIONS))
@@ -626,7 +626,7 @@ class Trainer:
         self._keep = [_path(data, "data")]  # the strings the descriptor points to
         d.data = self._keep[0]
         for name in ("images_factor", "steps", "init_points", "progress_ms", "refine_start", "refine_every",
-                     "refine_stop", "reset_every", "isect_capacity", "seed"):
+                     "refine_stop", "reset_every", "max_gaussians", "isect_capacity", "seed"):
             v, most = int(o[name] or 0), 2**64 - 1 if name == "seed" else 2**32 - 1
             if not 0 <= v <= most:
                 raise ValueError(f"{name} must be in 0..{most}, got {v}")

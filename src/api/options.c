@@ -37,5 +37,6 @@ splat_status splat__train_options(const splat_train_desc *in, splat_train_desc *
     if (!out->refine_every) out->refine_every = 100;
     if (!out->refine_stop) out->refine_stop = 15000;
     if (!out->reset_every) out->reset_every = 3000;
+    if (!out->max_gaussians) out->max_gaussians = UINT32_MAX;
     return SPLAT_OK;
 }

@@ -120,6 +120,18 @@ typedef struct splat_ref_refine_out {
 splat_status splat__ref_refine(const splat_scene *in, const float *grad2d, const float *count, uint32_t step,
                               double scene_scale, uint32_t run_seed, splat_ref_refine_out *out,
                               splat_error *err);
+/* The same under a budget (docs/TRAIN.md, "A budget"): the refine makes at most max_count Gaussians.
+ * When the unbudgeted refine would make more, only the first clones in source order (among those
+ * whose source survives the prune) and then only the first splits in source order (among those
+ * whose children survive it) are made, as many as fit: with base = the surviving unsplit rows +
+ * those splits, clones made = min(clones, max_count - base) and splits made = min(splits, what is
+ * left), both 0 when base >= max_count. A split not made leaves its Gaussian unsplit (kept, unless
+ * the prune removes it). n_clone and n_split count the decisions made (clones of pruned sources
+ * and splits with pruned children included, as without a budget). max_count UINT32_MAX: no
+ * budget, splat__ref_refine. */
+splat_status splat__ref_refine_budget(const splat_scene *in, const float *grad2d, const float *count, uint32_t step,
+                                      double scene_scale, uint32_t run_seed, uint32_t max_count,
+                                      splat_ref_refine_out *out, splat_error *err);
 void splat__ref_refine_out_free(splat_ref_refine_out *out);
 
 /* Opacity reset, in place: opacity logit = min(logit, (float)logit(0.01)) for rows

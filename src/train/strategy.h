@@ -58,7 +58,7 @@ typedef struct splat_densify_bufs {
 } splat_densify_bufs;
 
 typedef struct splat_densify_pipes {
-    splat_pipe mark, apply, opacity_reset;
+    splat_pipe mark, apply, opacity_reset, budget;
 } splat_densify_pipes;
 
 splat_status splat__densify_pipes_init(splat_gpu *g, splat_densify_pipes *p, splat_error *err);
@@ -66,7 +66,8 @@ void splat__densify_pipes_free(splat_gpu *g, splat_densify_pipes *p);
 void splat__densify_bufs_free(splat_gpu *g, splat_densify_bufs *d);
 
 /* One refine on the GPU: decisions, scans, and the moves into new parameter and moment arrays,
- * which replace *params and *moments. Waits for the GPU once to learn the new count. */
+ * which replace *params and *moments. Waits for the GPU once to learn the new count, and once more
+ * when the budget cuts (densify_budget, and the scans again). */
 typedef struct splat_densify_job {
     splat_gpu *gpu;
     splat_stream *stream;
@@ -79,11 +80,13 @@ typedef struct splat_densify_job {
     uint32_t step, seed;               /* seed: the run's seed ^ step */
     float scene_scale;
     uint32_t prune_large_after;        /* the large-scale prune applies after this step (the reset period) */
+    uint32_t max_count;                /* the budget (docs/TRAIN.md, "A budget"); UINT32_MAX: none */
 } splat_densify_job;
 
 typedef struct splat_densify_result {
     uint32_t count;                    /* Gaussians after the refine */
-    uint32_t clones, splits, pruned;   /* decisions (pruned counts rows of the grown set) */
+    uint32_t clones, splits, pruned;   /* decisions made (pruned counts rows of the grown set) */
+    uint32_t clones_cut, splits_cut;   /* surviving clones and splits the budget did not make */
 } splat_densify_result;
 
 splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *res, splat_error *err);

@@ -56,7 +56,7 @@ static int layout(void)
         FIELD(splat_train_desc, init_ply), FIELD(splat_train_desc, init_scene), FIELD(splat_train_desc, progress), FIELD(splat_train_desc, progress_user),
         FIELD(splat_train_desc, progress_ms), FIELD(splat_train_desc, profile), FIELD(splat_train_desc, refine_start),
         FIELD(splat_train_desc, refine_every), FIELD(splat_train_desc, refine_stop), FIELD(splat_train_desc, reset_every),
-        FIELD(splat_train_desc, isect_capacity), FIELD(splat_train_desc, stream_images);
+        FIELD(splat_train_desc, max_gaussians), FIELD(splat_train_desc, isect_capacity), FIELD(splat_train_desc, stream_images);
     SIZE(splat_stage_time), FIELD(splat_stage_time, name), FIELD(splat_stage_time, ms);
     SIZE(splat_eval_result), FIELD(splat_eval_result, n_views), FIELD(splat_eval_result, psnr), FIELD(splat_eval_result, ssim),
         FIELD(splat_eval_result, l1), FIELD(splat_eval_result, psnr_full), FIELD(splat_eval_result, seconds);
@@ -127,7 +127,7 @@ static bool set_option(splat_train_desc *d, const char *kv)
         return true;                                              \
     }
     U32(images_factor) U32(steps) U32(init_points) U32(refine_start) U32(refine_every) U32(refine_stop) U32(reset_every)
-        U32(isect_capacity)
+        U32(max_gaussians) U32(isect_capacity)
 #undef U32
     if (strncmp(kv, "seed=", 5) == 0) return d->seed = u, true;
     if (strncmp(kv, "eval=", 5) == 0) return d->eval = u != 0, true;
