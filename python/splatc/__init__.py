@@ -593,6 +593,7 @@ def render_backward(scene, camera, d_rgb, d_alpha=None, *, sh_degree=None, backg
 # ------------------------------------------------------------------ training
 
 _BACKGROUND = {"auto": 0, "color": 1, "random": 2}
+_STRATEGY = {None: 0, "default": 0, "mcmc": 1}
 
 
 class Trainer:
@@ -607,7 +608,7 @@ class Trainer:
         background       None or "auto": white for images with alpha, else black; (r,g,b): that
                          colour; "random": a random colour every step
         max_gaussians_per_tile              render.max_gaussians_per_tile
-        strategy         None or "default"
+        strategy         None or "default" (gsplat's default), or "mcmc" (its MCMCStrategy)
         progress         a function called with a dict (step, steps, loss, psnr, n_gaussians,
                          iters_per_sec, eta_sec) every progress_ms; the latest is also .progress
 
@@ -642,8 +643,9 @@ class Trainer:
         elif bg is not None:
             d.background = _BACKGROUND["color"]
         d.render = _render_desc(o["sh_degree"], bg, o["max_gaussians_per_tile"])
-        if o["strategy"] not in (None, "default"):
-            raise ValueError(f"strategy must be None or 'default', got {o['strategy']!r}")
+        if o["strategy"] not in _STRATEGY:
+            raise ValueError(f"strategy must be None, 'default' or 'mcmc', got {o['strategy']!r}")
+        d.strategy = _STRATEGY[o["strategy"]]
         if o["init_ply"] is not None:
             self._keep.append(_path(o["init_ply"], "init_ply"))
             d.init_ply = self._keep[-1]

@@ -28,10 +28,14 @@ uint32_t splat__ref_hash(uint32_t x)
     return (word >> 22u) ^ word;
 }
 
+uint32_t splat__ref_word(uint32_t seed, uint32_t i, uint32_t k)
+{
+    return splat__ref_hash(splat__ref_hash(splat__ref_hash(seed) ^ i) ^ k);
+}
+
 double splat__ref_uniform(uint32_t seed, uint32_t i, uint32_t k)
 {
-    uint32_t h = splat__ref_hash(splat__ref_hash(splat__ref_hash(seed) ^ i) ^ k);
-    return (double)(h >> 8) * 0x1.0p-24 + 0x1.0p-25;
+    return (double)(splat__ref_word(seed, i, k) >> 8) * 0x1.0p-24 + 0x1.0p-25;
 }
 
 void splat__ref_split_normals(uint32_t seed, uint32_t i, double out[6])

@@ -136,6 +136,8 @@ static bool set_option(splat_train_desc *d, const char *kv)
     if (strncmp(kv, "max_gaussians_per_tile=", 23) == 0) return d->render.max_gaussians_per_tile = (uint32_t)u, true;
     if (strncmp(kv, "sh_degree=", 10) == 0) return d->render.sh_degree = u ? (uint32_t)u : SPLAT_SH_DEGREE_0, true;
     if (strcmp(kv, "background=random") == 0) return d->background = SPLAT_BACKGROUND_RANDOM, true;
+    if (strcmp(kv, "strategy=default") == 0) return d->strategy = SPLAT_STRATEGY_DEFAULT, true;
+    if (strcmp(kv, "strategy=mcmc") == 0) return d->strategy = SPLAT_STRATEGY_MCMC, true;
     if (strncmp(kv, "background=", 11) == 0) {
         d->background = SPLAT_BACKGROUND_COLOR;
         return sscanf(v, "%f,%f,%f", &d->render.background[0], &d->render.background[1], &d->render.background[2]) == 3;
