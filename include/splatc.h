@@ -221,6 +221,10 @@ typedef enum splat_background {
 typedef enum splat_strategy {
     SPLAT_STRATEGY_DEFAULT = 0,      /* gsplat's default: clone, split and prune on the screen-space gradient,
                                         with opacity resets (docs/TRAIN.md) */
+    SPLAT_STRATEGY_MCMC,             /* gsplat's MCMCStrategy: relocate transparent Gaussians onto opaque ones, add
+                                        5 % per refine up to max_gaussians, noise on the positions, opacity and
+                                        scale regularisers; starts at opacity 0.5 and a tenth of the scale
+                                        (not init_ply's or init_scene's Gaussians; docs/TRAIN.md, "MCMC") */
 } splat_strategy;
 
 /* What to train and how. All-zero fields take the defaults written beside them (gsplat's default
@@ -245,9 +249,13 @@ typedef struct splat_train_desc {
     void *progress_user;
     uint32_t progress_ms;
     bool profile;                    /* GPU timestamps per stage (splat_trainer_profile) */
-    /* The default strategy's schedule, gsplat's when 0: refine every 100 steps after step 500
-     * until 15000, opacity reset every 3000 steps (docs/TRAIN.md). */
+    /* The strategy's schedule, gsplat's when 0: refine every 100 steps after step 500 until 15000
+     * (MCMC: 25000), opacity reset every 3000 steps (the default strategy; docs/TRAIN.md). */
     uint32_t refine_start, refine_every, refine_stop, reset_every;
+    /* The most Gaussians densification makes (0: no limit; MCMC: 1000000). The default strategy
+     * stops growing there: clones, then splits, in the order of their sources, as many as fit
+     * (docs/TRAIN.md, "A budget"); MCMC adds up to it. A scene that starts above it is not cut down. */
+    uint32_t max_gaussians;
     uint32_t isect_capacity;         /* initial tile-intersection capacity (0: 8 per Gaussian); it grows on demand */
     bool stream_images;              /* keep training images in host memory even when they fit on the device */
 } splat_train_desc;

@@ -3,6 +3,8 @@
 #ifndef SPLAT_DENSIFY_COMMON_GLSL
 #define SPLAT_DENSIFY_COMMON_GLSL
 
+#include "rng.glsl"
+
 #define GROW_GRAD2D 0.0002
 #define GROW_SCALE3D 0.01
 #define PRUNE_OPA 0.005
@@ -13,6 +15,7 @@ struct Decision {
     uint keep;   // 1: the Gaussian stays
     uint clone;  // 1: a copy is appended
     uint split;  // 2: two children are appended (the Gaussian itself goes); 0 otherwise
+    uint keep_unsplit;  // 1: the Gaussian would stay if it were not split (a budget's cut)
     bool grew_clone, grew_split;  // decisions before pruning (for the report)
 };
 
@@ -32,28 +35,8 @@ Decision decide(vec4 stats, vec3 log_scale, float opacity_logit, float scene_sca
     d.keep = (!d.grew_split && !prune_self) ? 1u : 0u;
     d.clone = (d.grew_clone && !prune_self) ? 1u : 0u;
     d.split = (d.grew_split && !prune_child) ? 2u : 0u;
+    d.keep_unsplit = prune_self ? 0u : 1u;
     return d;
-}
-
-// Counter-based normal samples of a split (docs/TRAIN.md).
-uint pcg_hash(uint x)
-{
-    uint state = x * 747796405u + 2891336453u;
-    uint word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
-    return (word >> 22u) ^ word;
-}
-
-float rng_uniform(uint seed, uint i, uint k)
-{
-    return float(pcg_hash(pcg_hash(pcg_hash(seed) ^ i) ^ k) >> 8u) * (1.0 / 16777216.0) + (1.0 / 33554432.0);
-}
-
-vec2 rng_normal_pair(uint seed, uint i, uint j)
-{
-    float u1 = rng_uniform(seed, i, 2u * j), u2 = rng_uniform(seed, i, 2u * j + 1u);
-    float r = sqrt(-2.0 * log(u1));
-    float a = 6.283185307179586 * u2;
-    return vec2(r * cos(a), r * sin(a));
 }
 
 #endif

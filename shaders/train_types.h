@@ -18,6 +18,19 @@
 #define SPLAT_ADAM_B2 0.999
 #define SPLAT_ADAM_EPS 1e-15
 
+/* gsplat's MCMCStrategy (docs/TRAIN.md, "MCMC"; src/ref/ref_train.h has the reference's names) */
+#define SPLAT_MCMC_MIN_OPACITY 0.005
+#define SPLAT_MCMC_DEAD_LOGIT -5.293304824724492 /* logit(MIN_OPACITY): dead at or below it */
+#define SPLAT_MCMC_N_MAX 51
+#define SPLAT_MCMC_NOISE_T 0.005
+#define SPLAT_MCMC_NOISE_K 100.0
+#define SPLAT_MCMC_OPACITY_REG 0.01
+#define SPLAT_MCMC_SCALE_REG 0.01
+#define SPLAT_MCMC_K_RELOCATE 6u     /* the counter k of the samples of the relocation and of the adding */
+#define SPLAT_MCMC_K_ADD 7u
+#define SPLAT_MCMC_BIN_SCALE 128.0   /* the weight table: logit bins of 1/128 over [-16, 16) */
+#define SPLAT_MCMC_BINS 4096
+
 /* A training view as the GPU reads it: its camera. */
 SPLAT_STRUCT(splat_train_view)
 {
@@ -39,7 +52,7 @@ SPLAT_STRUCT(splat_train_slot)
     u32 has_mask;            /* the view has a mask (else every pixel counts) */
     u32 n_pixels;            /* pixels that count (W H without a mask) */
     u32 n_centres;           /* valid SSIM windows whose centre counts ((W - 10) (H - 10), or 0) */
-    u32 pad;
+    f32 noise_scale;         /* the MCMC strategy's position noise after this step's Adam (0: none here) */
     f32 bias1, bias2;        /* 1 - b1^t and sqrt(1 - b2^t), t = step + 1 */
     f32 lr_head[SPLAT_GROUP_COUNT];   /* learning rate of each group's head, and of the rest (core/params.h) */
     f32 lr_rest[SPLAT_GROUP_COUNT];
@@ -69,6 +82,36 @@ SPLAT_STRUCT(splat_train_push)
     f32 scene_scale;
     u32 step;
     u32 flags;               /* densification: the step after which large Gaussians are pruned */
+};
+
+/* Push constants of the MCMC kernels (each says which fields it reads). */
+SPLAT_STRUCT(splat_mcmc_push)
+{
+    u32 slot;                /* noise, regularisers: the ring slot */
+    u32 n;                   /* threads (rows, or samples) */
+    u32 rows;                /* Gaussians before the refine adds */
+    u32 seed;                /* the run's seed ^ step (samples); the run's seed (noise from a slot) */
+    u32 mode;                /* MCMC_MODE_* */
+    u32 shift;               /* weights: max(1, table >> shift) */
+    u32 step;                /* noise without a slot: the step */
+    f32 scale;               /* noise without a slot: its scale */
+};
+
+#define MCMC_MODE_RELOCATE 0u    /* weights, sample, relocate, move: the relocation of the dead */
+#define MCMC_MODE_ADD 1u         /* ... the adding */
+#define MCMC_MODE_SLOT 0u        /* noise: step and scale from the ring slot, skipped behind a closed gate */
+#define MCMC_MODE_PUSH 1u        /* noise: from the push constants */
+
+/* Push constants of densify_budget: the decisions' inputs as in splat_train_push, and how many of
+ * the surviving clones and splits (in source order) are made. */
+SPLAT_STRUCT(splat_budget_push)
+{
+    u32 n;
+    f32 scene_scale;
+    u32 step;
+    u32 flags;
+    u32 clones, splits;
+    u32 pad[2];
 };
 
 
@@ -108,6 +151,65 @@ SPLAT_STRUCT(splat_train_push)
 #define DENSIFY_MARK_SPLIT 5
 #define DENSIFY_MARK_INFO 6
 #define DENSIFY_MARK_BINDINGS 7
+
+/* densify_budget.comp */
+#define DENSIFY_BUDGET_SCALES 0
+#define DENSIFY_BUDGET_OPACITIES 1
+#define DENSIFY_BUDGET_KEEP 2
+#define DENSIFY_BUDGET_CLONE 3
+#define DENSIFY_BUDGET_SPLIT 4
+#define DENSIFY_BUDGET_OFF_CLONE 5
+#define DENSIFY_BUDGET_OFF_SPLIT 6
+#define DENSIFY_BUDGET_BINDINGS 7
+
+/* mcmc_weights.comp */
+#define MCMC_WEIGHTS_OPACITIES 0
+#define MCMC_WEIGHTS_TABLE 1
+#define MCMC_WEIGHTS_DEAD 2
+#define MCMC_WEIGHTS_WEIGHTS 3
+#define MCMC_WEIGHTS_COUNTS 4
+#define MCMC_WEIGHTS_BINDINGS 5
+
+/* mcmc_sample.comp */
+#define MCMC_SAMPLE_DEAD 0
+#define MCMC_SAMPLE_OFF_DEAD 1
+#define MCMC_SAMPLE_OFF_WEIGHTS 2
+#define MCMC_SAMPLE_TOTAL 3
+#define MCMC_SAMPLE_SRC 4
+#define MCMC_SAMPLE_COUNTS 5
+#define MCMC_SAMPLE_BINDINGS 6
+
+/* mcmc_relocate.comp: the samples' counts, opacities and log-scales, every group's moments */
+#define MCMC_RELOCATE_COUNTS 0
+#define MCMC_RELOCATE_OPACITIES 1
+#define MCMC_RELOCATE_SCALES 2
+#define MCMC_RELOCATE_MOMENTS 3
+#define MCMC_RELOCATE_BINDINGS (MCMC_RELOCATE_MOMENTS + SPLAT_GROUP_COUNT)
+
+/* mcmc_move.comp: the samples, then every group's parameters and moments */
+#define MCMC_MOVE_DEAD 0
+#define MCMC_MOVE_SRC 1
+#define MCMC_MOVE_TOTAL 2
+#define MCMC_MOVE_PARAMS 3
+#define MCMC_MOVE_MOMENTS (MCMC_MOVE_PARAMS + SPLAT_GROUP_COUNT)
+#define MCMC_MOVE_BINDINGS (MCMC_MOVE_MOMENTS + SPLAT_GROUP_COUNT)
+
+/* mcmc_noise.comp */
+#define MCMC_NOISE_SLOTS 0
+#define MCMC_NOISE_GATE 1
+#define MCMC_NOISE_MEANS 2
+#define MCMC_NOISE_SCALES 3
+#define MCMC_NOISE_QUATS 4
+#define MCMC_NOISE_OPACITIES 5
+#define MCMC_NOISE_BINDINGS 6
+
+/* mcmc_reg.comp */
+#define MCMC_REG_SLOTS 0
+#define MCMC_REG_OPACITIES 1
+#define MCMC_REG_SCALES 2
+#define MCMC_REG_GRAD_OPACITIES 3
+#define MCMC_REG_GRAD_SCALES 4
+#define MCMC_REG_BINDINGS 5
 
 /* opacity_reset.comp */
 #define OPACITY_RESET_OPACITIES 0

@@ -585,33 +585,63 @@ static bool row_equal(const splat_scene *a, uint32_t i, const splat_scene *b, ui
            memcmp(a->opacities + i, b->opacities + j, 4) == 0 && memcmp(a->sh + i * 48, b->sh + j * 48, 192) == 0;
 }
 
-/* Checks out against what the classes dictate at `step`; returns false after a failure. */
-static bool check_refine(const crafted *cr, uint32_t step, uint32_t run_seed, const splat_ref_refine_out *out)
+/* Checks out against what the classes dictate at `step` under the budget max_count (UINT32_MAX:
+ * none; docs/TRAIN.md, "A budget"); returns false after a failure. */
+static bool check_refine_budget(const crafted *cr, uint32_t step, uint32_t run_seed, const splat_ref_refine_out *out,
+                                uint32_t max_count)
 {
     const splat_scene *in = &cr->scene;
     uint32_t n = in->count;
     bool late = step > 3000;
+    /* What the budget allows: kept = unsplit survivors, splits = those whose children survive;
+     * the base counts every such split's parent as staying. */
+    uint64_t kept = 0, clones = 0, splits = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        cls c = cr->cls[i];
+        kept += c == C_KEEP || c == C_CLONE || (c == C_BIG && !late);
+        clones += c == C_CLONE;
+        splits += c == C_SPLIT || c == C_SPLIT_BIG || (c == C_SPLIT_HUGE && !late);
+    }
+    uint64_t base = kept + splits, room = max_count > base ? max_count - base : 0;
+    uint64_t clones_made = kept + clones + 2 * splits <= max_count ? clones : SPLAT_MIN(clones, room);
+    uint64_t splits_made = kept + clones + 2 * splits <= max_count ? splits : SPLAT_MIN(splits, room - clones_made);
+    /* made[i]: the clone or split of i is made (a clone of a pruned source, a split whose children
+     * are pruned: always, they add nothing) */
+    bool *made = calloc(n + 1, sizeof *made);
+    if (!made) return false;
+    for (uint32_t i = 0, c_rank = 0, s_rank = 0; i < n; i++) {
+        cls c = cr->cls[i];
+        if (c == C_CLONE) made[i] = c_rank++ < clones_made;
+        else if (c == C_SPLIT || c == C_SPLIT_BIG || (c == C_SPLIT_HUGE && !late)) made[i] = s_rank++ < splits_made;
+        else made[i] = cls_clone(c) || cls_split(c);
+    }
     /* The expected sequence: kept non-split rows, clones, first children, second children. */
     uint32_t *esrc = malloc(sizeof(uint32_t) * (3 * n + 1));
     uint8_t *ekind = malloc(3 * n + 1);
-    if (!esrc || !ekind) return free(esrc), free(ekind), false;
+    if (!esrc || !ekind) return free(esrc), free(ekind), free(made), false;
     uint32_t m = 0, n_clone = 0, n_split = 0, n_prune = 0;
     for (uint32_t i = 0; i < n; i++) {
         cls c = cr->cls[i];
-        n_clone += cls_clone(c), n_split += cls_split(c);
-        if (cls_split(c)) continue;
-        if (c == C_PRUNE || c == C_CLONE_PRUNE || (c == C_BIG && late)) n_prune++;
+        n_clone += cls_clone(c) && made[i], n_split += cls_split(c) && made[i];
+        if (cls_split(c) && made[i]) continue;
+        /* an unsplit split candidate is opaque; big parents go after step 3000 */
+        bool gone = c == C_PRUNE || c == C_CLONE_PRUNE || ((c == C_BIG || c == C_SPLIT_BIG) && late);
+        if (gone) n_prune++;
         else esrc[m] = i, ekind[m++] = SPLAT_REF_ROW_KEPT;
     }
     for (uint32_t i = 0; i < n; i++)
-        if (cr->cls[i] == C_CLONE) esrc[m] = i, ekind[m++] = SPLAT_REF_ROW_CLONE;
+        if (cr->cls[i] == C_CLONE && made[i]) esrc[m] = i, ekind[m++] = SPLAT_REF_ROW_CLONE;
         else if (cr->cls[i] == C_CLONE_PRUNE) n_prune++;
     for (uint8_t kind = SPLAT_REF_ROW_SPLIT0; kind <= SPLAT_REF_ROW_SPLIT1; kind++)
         for (uint32_t i = 0; i < n; i++) {
             cls c = cr->cls[i];
+            if (!made[i]) continue;
             if (c == C_SPLIT || c == C_SPLIT_BIG || (c == C_SPLIT_HUGE && !late)) esrc[m] = i, ekind[m++] = kind;
             else if (c == C_SPLIT_PRUNE || c == C_SPLIT_HUGE) n_prune++;
         }
+    free(made);
+    if (kept + splits <= max_count)
+        T_CHECK(m <= max_count, "step %u: %u rows expected under a budget of %u", step, m, max_count);
     bool ok = true;
     T_CHECK(out->n_clone == n_clone && out->n_split == n_split && out->n_prune == n_prune,
             "step %u: %u clones %u splits %u prunes, want %u %u %u", step, out->n_clone, out->n_split, out->n_prune,
@@ -656,6 +686,11 @@ static bool check_refine(const crafted *cr, uint32_t step, uint32_t run_seed, co
     return ok;
 }
 
+static bool check_refine(const crafted *cr, uint32_t step, uint32_t run_seed, const splat_ref_refine_out *out)
+{
+    return check_refine_budget(cr, step, run_seed, out, UINT32_MAX);
+}
+
 SPLAT_TEST(ref_train_refine_crafted)
 {
     /* One scene, refined before step 3000, at 3000 (large-scale pruning needs s > 3000) and
@@ -680,6 +715,42 @@ SPLAT_TEST(ref_train_refine_crafted)
             check_refine(&cr, steps[k], run_seed, &out);
         }
         splat__ref_refine_out_free(&out);
+    }
+    crafted_free(&cr);
+}
+
+SPLAT_TEST(ref_train_refine_budget)
+{
+    /* The crafted scene under budgets: none that binds (the same rows as without), one between the
+     * base and the full count (some clones or splits cut, the count at most the budget), one below
+     * the base (nothing grows, nothing is cut down but what the prune removes), and exactly the
+     * full count (nothing cut), before and after step 3000. */
+    crafted cr;
+    uint32_t n = rand_u32(100, 300);
+    bool built = crafted_init(&cr, n);
+    T_REQUIRE(built);
+    uint32_t run_seed = (uint32_t)splat__rng_u64(splat_test_rng());
+    uint32_t steps[2] = {100 * rand_u32(6, 29), 100 * rand_u32(31, 149)};
+    for (int k = 0; k < 2; k++) {
+        splat_ref_refine_out full;
+        splat_error err = {0};
+        T_OK(splat__ref_refine(&cr.scene, cr.grad2d, cr.count, steps[k], cr.scene_scale, run_seed, &full, &err), &err);
+        uint32_t kept = 0, splits = 0, count = full.scene.count;
+        for (uint32_t r = 0; r < count; r++) kept += full.kind[r] == SPLAT_REF_ROW_KEPT, splits += full.kind[r] == SPLAT_REF_ROW_SPLIT0;
+        splat__ref_refine_out_free(&full);
+        uint32_t base = kept + splits;
+        uint32_t budgets[5] = {count + rand_u32(1, 100), count, count > base ? base + rand_u32(0, count - base - 1) : base, base,
+                               rand_u32(0, base > 0 ? base - 1 : 0)};
+        for (int b = 0; b < 5; b++) {
+            splat_ref_refine_out out;
+            T_OK(splat__ref_refine_budget(&cr.scene, cr.grad2d, cr.count, steps[k], cr.scene_scale, run_seed, budgets[b], &out,
+                                          &err),
+                 &err);
+            if (b < 4) T_CHECK(out.scene.count <= budgets[b], "step %u: %u rows over a budget of %u", steps[k], out.scene.count, budgets[b]);
+            if (b < 2) T_CHECK(out.scene.count == count, "step %u: a budget of %u (the full count %u) cut", steps[k], budgets[b], count);
+            if (!check_refine_budget(&cr, steps[k], run_seed, &out, budgets[b])) printf("  budget %u (base %u, full %u)\n", budgets[b], base, count);
+            splat__ref_refine_out_free(&out);
+        }
     }
     crafted_free(&cr);
 }

@@ -246,120 +246,170 @@ done:
     kfix_free(&f);
 }
 
-/* A refine on a crafted scene: every Gaussian built to be kept, cloned, split or pruned by a
- * wide margin; the GPU must produce the reference's rows in the reference's order, with the
- * Adam moments of survivors moved along and those of new rows zero. */
+/* Budgets a densify case runs under (docs/TRAIN.md, "A budget"), from the unbudgeted counts. */
+typedef enum budget_kind {
+    BUDGET_NONE,
+    BUDGET_LOOSE,       /* exactly the unbudgeted count: nothing cut */
+    BUDGET_TIGHT,       /* one below it: one split or clone cut */
+    BUDGET_CLONES,      /* between the base and the base + the clones: some clones, no split made */
+    BUDGET_SPLITS,      /* past the base + the clones: every clone, some splits made */
+    BUDGET_BELOW_BASE,  /* nothing grows */
+} budget_kind;
+
+/* One refine at `step` on a crafted scene of n Gaussians (every one built to be kept, cloned, split
+ * or pruned by a wide margin) under a budget of kind bk: the GPU must produce the reference's rows
+ * in the reference's order, with the Adam moments of survivors moved along and those of new rows
+ * zero. */
+static void densify_case(kfix *f, uint32_t step, budget_kind bk)
+{
+    splat_error err = {0};
+    uint32_t n = 200 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 600);
+    double scene_scale = t_uniform(0.5, 5);
+    uint32_t run_seed = (uint32_t)splat__rng_u64(splat_test_rng());
+    splat_scene s;
+    T_OK(splat_scene_init(&s, n, &err), &err);
+    s.count = n;
+    s.sh_degree = 3;
+    float *grad = malloc(n * 4), *cnt = malloc(n * 4), *stats = malloc(n * 16);
+    for (uint32_t i = 0; i < n; i++) {
+        int kind = (int)(splat__rng_u64(splat_test_rng()) % 6);
+        bool high = kind == 1 || kind == 2 || kind == 5;
+        double scale = kind == 1 ? 0.003 : kind == 2 ? 0.05 : kind == 4 ? 0.4 : t_uniform(0.001, 0.05);
+        cnt[i] = (float)(1 + splat__rng_u64(splat_test_rng()) % 50);
+        grad[i] = (float)(cnt[i] * (high ? t_uniform(5e-4, 1e-2) : t_uniform(0, 5e-5)));
+        for (int k = 0; k < 3; k++) {
+            s.means[3 * i + k] = (float)t_uniform(-3, 3);
+            s.log_scales[3 * i + k] = (float)(log(scale * scene_scale) + (k ? t_uniform(-2, 0) : 0));
+        }
+        for (int k = 0; k < 4; k++) s.quats[4 * i + k] = (float)splat__rng_normal(splat_test_rng());
+        s.opacities[i] = (float)(kind == 3 ? t_uniform(-12, -6) : t_uniform(-3, 4));
+        for (int k = 0; k < 48; k++) s.sh[48 * i + k] = (float)splat__rng_normal(splat_test_rng());
+        stats[4 * i] = grad[i], stats[4 * i + 1] = cnt[i], stats[4 * i + 2] = stats[4 * i + 3] = 0;
+    }
+    /* moments: distinct random values so that any misplaced row shows */
+    splat_scene mom;
+    T_OK(splat_scene_init(&mom, 2 * n, &err), &err);
+    mom.count = 2 * n;
+    for (uint64_t i = 0; i < 2ull * n; i++) {
+        for (int k = 0; k < 3; k++) mom.means[3 * i + k] = (float)t_uniform(-1, 1), mom.log_scales[3 * i + k] = (float)t_uniform(-1, 1);
+        for (int k = 0; k < 4; k++) mom.quats[4 * i + k] = (float)t_uniform(-1, 1);
+        mom.opacities[i] = (float)t_uniform(-1, 1);
+        for (int k = 0; k < 48; k++) mom.sh[48 * i + k] = (float)t_uniform(-1, 1);
+    }
+    splat_scene_gpu gp, gm;
+    T_OK(splat__scene_gpu_init(f->g, &gp, "params", n, false, &err), &err);
+    T_OK(splat__scene_gpu_init(f->g, &gm, "adam", 2 * n, false, &err), &err);
+    T_OK(splat__scene_gpu_upload(f->g, &gp, &s, &err), &err);
+    T_OK(splat__scene_gpu_upload(f->g, &gm, &mom, &err), &err);
+    splat_buf b_stats = make_buf(f->g, "stats", n * 16, stats);
+    /* the budget, from the reference's unbudgeted rows: base = unsplit survivors + splits */
+    uint32_t max_count = UINT32_MAX, base = 0, full = 0, clones = 0;
+    splat_ref_refine_out ref;
+    T_OK(splat__ref_refine(&s, grad, cnt, step, (float)scene_scale, run_seed, &ref, &err), &err);
+    full = ref.scene.count;
+    for (uint32_t r = 0; r < full; r++) {
+        base += ref.kind[r] == SPLAT_REF_ROW_KEPT || ref.kind[r] == SPLAT_REF_ROW_SPLIT0;
+        clones += ref.kind[r] == SPLAT_REF_ROW_CLONE;
+    }
+    splat__ref_refine_out_free(&ref);
+    uint32_t splits = full - base - clones; /* that survive */
+    if (bk == BUDGET_LOOSE) max_count = full;
+    if (bk == BUDGET_TIGHT) max_count = full - 1;
+    if (bk == BUDGET_CLONES) max_count = base + (uint32_t)(splat__rng_u64(splat_test_rng()) % (clones ? clones : 1));
+    if (bk == BUDGET_SPLITS) max_count = base + clones + (uint32_t)(splat__rng_u64(splat_test_rng()) % (splits ? splits : 1));
+    if (bk == BUDGET_BELOW_BASE) max_count = base / 2;
+    splat_densify_bufs dens;
+    memset(&dens, 0, sizeof dens);
+    splat_densify_job job = {.gpu = f->g, .stream = &f->s, .sorter = &f->sorter, .pipes = &f->densify, .bufs = &dens,
+                             .params = &gp, .moments = &gm, .stats = &b_stats, .count = n, .step = step, .seed = run_seed ^ step,
+                             .scene_scale = (float)scene_scale, .prune_large_after = SPLAT_REF_RESET_EVERY,
+                             .max_count = max_count};
+    splat_densify_result res;
+    T_OK(splat__densify_run(&job, &res, &err), &err);
+    T_OK(splat__ref_refine_budget(&s, grad, cnt, step, (float)scene_scale, run_seed, max_count, &ref, &err), &err);
+    printf("  step %u, budget %u (base %u, unbudgeted %u): %u -> %u Gaussians (%u clones, %u splits, %u pruned; cut %u "
+           "clones, %u splits)\n",
+           step, max_count, base, full, n, res.count, res.clones, res.splits, res.pruned, res.clones_cut, res.splits_cut);
+    if (bk != BUDGET_BELOW_BASE) T_CHECK(res.count <= max_count, "%u Gaussians over the budget", res.count);
+    if (bk == BUDGET_CLONES || bk == BUDGET_SPLITS || bk == BUDGET_TIGHT)
+        T_CHECK(res.clones_cut + res.splits_cut > 0, "a budget below the full count cut nothing");
+    T_CHECK(res.count == ref.scene.count && res.clones == ref.n_clone && res.splits == ref.n_split &&
+                res.pruned == ref.n_prune,
+            "GPU %u/%u/%u/%u, reference %u/%u/%u/%u", res.count, res.clones, res.splits, res.pruned, ref.scene.count,
+            ref.n_clone, ref.n_split, ref.n_prune);
+    if (res.count == ref.scene.count) {
+        splat_scene got, gotm;
+        T_OK(splat_scene_init(&got, res.count + 1, &err), &err);
+        T_OK(splat_scene_init(&gotm, 2 * res.count + 1, &err), &err);
+        T_OK(splat__scene_gpu_download(f->g, &gp, &got, &err), &err);
+        gm.count = 2 * res.count;
+        T_OK(splat__scene_gpu_download(f->g, &gm, &gotm, &err), &err);
+        uint64_t bad_rows = 0, bad_moments = 0;
+        for (uint32_t r = 0; r < res.count; r++) {
+            uint32_t src = ref.src[r];
+            bool kept = ref.kind[r] == SPLAT_REF_ROW_KEPT;
+            /* parameters: exact copies except the split children's means and scales */
+            bool exact = memcmp(&got.quats[4 * r], &ref.scene.quats[4 * r], 16) == 0 &&
+                         got.opacities[r] == ref.scene.opacities[r] &&
+                         memcmp(&got.sh[48 * r], &ref.scene.sh[48 * r], 192) == 0;
+            double dm = 0;
+            for (int k = 0; k < 3; k++) {
+                dm = fmax(dm, fabs(got.means[3 * r + k] - ref.scene.means[3 * r + k]) / fmax(1, fabs(ref.scene.means[3 * r + k])));
+                dm = fmax(dm, fabs(got.log_scales[3 * r + k] - ref.scene.log_scales[3 * r + k]));
+            }
+            if ((!exact || dm > T_TOL_MOVE) && bad_rows < 3)
+                printf("    row %u (kind %d, source %u): exact %d, mean/scale error %.3g; mean %g %g, ref %g %g; scale %g ref %g; opac %g ref %g\n",
+                       r, ref.kind[r], src, exact, dm, got.means[3 * r], got.means[3 * r + 1], ref.scene.means[3 * r],
+                       ref.scene.means[3 * r + 1], got.log_scales[3 * r], ref.scene.log_scales[3 * r], got.opacities[r],
+                       ref.scene.opacities[r]);
+            bad_rows += !exact || dm > T_TOL_MOVE;
+            /* moments: moved with survivors, zero for new rows */
+            for (int half = 0; half < 2; half++) {
+                uint64_t d = 2ull * r + half, o = 2ull * src + half;
+                const float *a = &gotm.sh[48 * d], *b = &mom.sh[48 * o];
+                for (int k = 0; k < 48; k++) bad_moments += kept ? a[k] != b[k] : a[k] != 0.0f;
+                bad_moments += kept ? gotm.opacities[d] != mom.opacities[o] : gotm.opacities[d] != 0.0f;
+                for (int k = 0; k < 3; k++) bad_moments += kept ? gotm.means[3 * d + k] != mom.means[3 * o + k] : gotm.means[3 * d + k] != 0.0f;
+            }
+        }
+        T_CHECK(bad_rows == 0, "step %u: %llu rows differ from the reference", step, (unsigned long long)bad_rows);
+        T_CHECK(bad_moments == 0, "step %u: %llu moment values misplaced", step, (unsigned long long)bad_moments);
+        splat_scene_free(&got);
+        splat_scene_free(&gotm);
+    }
+    splat__ref_refine_out_free(&ref);
+    splat__densify_bufs_free(f->g, &dens);
+    splat__buf_free(f->g, &b_stats);
+    splat__scene_gpu_free(f->g, &gp);
+    splat__scene_gpu_free(f->g, &gm);
+    splat_scene_free(&s);
+    splat_scene_free(&mom);
+    free(grad), free(cnt), free(stats);
+}
+
 SPLAT_TEST(train_densify_vs_ref)
 {
     kfix f;
-    if (!kfix_init(&f)) goto done;
-    const uint32_t steps[] = {600, 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50)};
-    for (size_t si = 0; si < SPLAT_COUNTOF(steps); si++) {
-        splat_error err = {0};
-        uint32_t n = 200 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 600), step = steps[si];
-        double scene_scale = t_uniform(0.5, 5);
-        uint32_t run_seed = (uint32_t)splat__rng_u64(splat_test_rng());
-        splat_scene s;
-        T_OK(splat_scene_init(&s, n, &err), &err);
-        s.count = n;
-        s.sh_degree = 3;
-        float *grad = malloc(n * 4), *cnt = malloc(n * 4), *stats = malloc(n * 16);
-        for (uint32_t i = 0; i < n; i++) {
-            int kind = (int)(splat__rng_u64(splat_test_rng()) % 6);
-            bool high = kind == 1 || kind == 2 || kind == 5;
-            double scale = kind == 1 ? 0.003 : kind == 2 ? 0.05 : kind == 4 ? 0.4 : t_uniform(0.001, 0.05);
-            cnt[i] = (float)(1 + splat__rng_u64(splat_test_rng()) % 50);
-            grad[i] = (float)(cnt[i] * (high ? t_uniform(5e-4, 1e-2) : t_uniform(0, 5e-5)));
-            for (int k = 0; k < 3; k++) {
-                s.means[3 * i + k] = (float)t_uniform(-3, 3);
-                s.log_scales[3 * i + k] = (float)(log(scale * scene_scale) + (k ? t_uniform(-2, 0) : 0));
-            }
-            for (int k = 0; k < 4; k++) s.quats[4 * i + k] = (float)splat__rng_normal(splat_test_rng());
-            s.opacities[i] = (float)(kind == 3 ? t_uniform(-12, -6) : t_uniform(-3, 4));
-            for (int k = 0; k < 48; k++) s.sh[48 * i + k] = (float)splat__rng_normal(splat_test_rng());
-            stats[4 * i] = grad[i], stats[4 * i + 1] = cnt[i], stats[4 * i + 2] = stats[4 * i + 3] = 0;
-        }
-        /* moments: distinct random values so that any misplaced row shows */
-        splat_scene mom;
-        T_OK(splat_scene_init(&mom, 2 * n, &err), &err);
-        mom.count = 2 * n;
-        for (uint64_t i = 0; i < 2ull * n; i++) {
-            for (int k = 0; k < 3; k++) mom.means[3 * i + k] = (float)t_uniform(-1, 1), mom.log_scales[3 * i + k] = (float)t_uniform(-1, 1);
-            for (int k = 0; k < 4; k++) mom.quats[4 * i + k] = (float)t_uniform(-1, 1);
-            mom.opacities[i] = (float)t_uniform(-1, 1);
-            for (int k = 0; k < 48; k++) mom.sh[48 * i + k] = (float)t_uniform(-1, 1);
-        }
-        splat_scene_gpu gp, gm;
-        T_OK(splat__scene_gpu_init(f.g, &gp, "params", n, false, &err), &err);
-        T_OK(splat__scene_gpu_init(f.g, &gm, "adam", 2 * n, false, &err), &err);
-        T_OK(splat__scene_gpu_upload(f.g, &gp, &s, &err), &err);
-        T_OK(splat__scene_gpu_upload(f.g, &gm, &mom, &err), &err);
-        splat_buf b_stats = make_buf(f.g, "stats", n * 16, stats);
-        splat_densify_bufs dens;
-        memset(&dens, 0, sizeof dens);
-        splat_densify_job job = {.gpu = f.g, .stream = &f.s, .sorter = &f.sorter, .pipes = &f.densify, .bufs = &dens,
-                                 .params = &gp, .moments = &gm, .stats = &b_stats, .count = n, .step = step, .seed = run_seed ^ step,
-                                 .scene_scale = (float)scene_scale, .prune_large_after = SPLAT_REF_RESET_EVERY};
-        splat_densify_result res;
-        T_OK(splat__densify_run(&job, &res, &err), &err);
-        splat_ref_refine_out ref;
-        T_OK(splat__ref_refine(&s, grad, cnt, step, (float)scene_scale, run_seed, &ref, &err), &err);
-        printf("  step %u: %u -> %u Gaussians (%u clones, %u splits, %u pruned)\n", step, n, res.count, res.clones, res.splits,
-               res.pruned);
-        T_CHECK(res.count == ref.scene.count && res.clones == ref.n_clone && res.splits == ref.n_split &&
-                    res.pruned == ref.n_prune,
-                "GPU %u/%u/%u/%u, reference %u/%u/%u/%u", res.count, res.clones, res.splits, res.pruned, ref.scene.count,
-                ref.n_clone, ref.n_split, ref.n_prune);
-        if (res.count == ref.scene.count) {
-            splat_scene got, gotm;
-            T_OK(splat_scene_init(&got, res.count + 1, &err), &err);
-            T_OK(splat_scene_init(&gotm, 2 * res.count + 1, &err), &err);
-            T_OK(splat__scene_gpu_download(f.g, &gp, &got, &err), &err);
-            gm.count = 2 * res.count;
-            T_OK(splat__scene_gpu_download(f.g, &gm, &gotm, &err), &err);
-            uint64_t bad_rows = 0, bad_moments = 0;
-            for (uint32_t r = 0; r < res.count; r++) {
-                uint32_t src = ref.src[r];
-                bool kept = ref.kind[r] == SPLAT_REF_ROW_KEPT;
-                /* parameters: exact copies except the split children's means and scales */
-                bool exact = memcmp(&got.quats[4 * r], &ref.scene.quats[4 * r], 16) == 0 &&
-                             got.opacities[r] == ref.scene.opacities[r] &&
-                             memcmp(&got.sh[48 * r], &ref.scene.sh[48 * r], 192) == 0;
-                double dm = 0;
-                for (int k = 0; k < 3; k++) {
-                    dm = fmax(dm, fabs(got.means[3 * r + k] - ref.scene.means[3 * r + k]) / fmax(1, fabs(ref.scene.means[3 * r + k])));
-                    dm = fmax(dm, fabs(got.log_scales[3 * r + k] - ref.scene.log_scales[3 * r + k]));
-                }
-                if ((!exact || dm > T_TOL_MOVE) && bad_rows < 3)
-                    printf("    row %u (kind %d, source %u): exact %d, mean/scale error %.3g; mean %g %g, ref %g %g; scale %g ref %g; opac %g ref %g\n",
-                           r, ref.kind[r], src, exact, dm, got.means[3 * r], got.means[3 * r + 1], ref.scene.means[3 * r],
-                           ref.scene.means[3 * r + 1], got.log_scales[3 * r], ref.scene.log_scales[3 * r], got.opacities[r],
-                           ref.scene.opacities[r]);
-                bad_rows += !exact || dm > T_TOL_MOVE;
-                /* moments: moved with survivors, zero for new rows */
-                for (int half = 0; half < 2; half++) {
-                    uint64_t d = 2ull * r + half, o = 2ull * src + half;
-                    const float *a = &gotm.sh[48 * d], *b = &mom.sh[48 * o];
-                    for (int k = 0; k < 48; k++) bad_moments += kept ? a[k] != b[k] : a[k] != 0.0f;
-                    bad_moments += kept ? gotm.opacities[d] != mom.opacities[o] : gotm.opacities[d] != 0.0f;
-                    for (int k = 0; k < 3; k++) bad_moments += kept ? gotm.means[3 * d + k] != mom.means[3 * o + k] : gotm.means[3 * d + k] != 0.0f;
-                }
-            }
-            T_CHECK(bad_rows == 0, "step %u: %llu rows differ from the reference", step, (unsigned long long)bad_rows);
-            T_CHECK(bad_moments == 0, "step %u: %llu moment values misplaced", step, (unsigned long long)bad_moments);
-            splat_scene_free(&got);
-            splat_scene_free(&gotm);
-        }
-        splat__ref_refine_out_free(&ref);
-        splat__densify_bufs_free(f.g, &dens);
-        splat__buf_free(f.g, &b_stats);
-        splat__scene_gpu_free(f.g, &gp);
-        splat__scene_gpu_free(f.g, &gm);
-        splat_scene_free(&s);
-        splat_scene_free(&mom);
-        free(grad), free(cnt), free(stats);
+    if (kfix_init(&f)) {
+        densify_case(&f, 600, BUDGET_NONE);
+        densify_case(&f, 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50), BUDGET_NONE);
     }
-done:
+    kfix_free(&f);
+}
+
+/* The same under budgets (budget_kind), before and after step 3000. */
+SPLAT_TEST(train_densify_budget_vs_ref)
+{
+    kfix f;
+    if (kfix_init(&f)) {
+        uint32_t late = 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50);
+        densify_case(&f, 600, BUDGET_CLONES);
+        densify_case(&f, late, BUDGET_SPLITS);
+        densify_case(&f, 600, BUDGET_SPLITS);
+        densify_case(&f, late, BUDGET_BELOW_BASE);
+        densify_case(&f, 600, BUDGET_LOOSE);
+        densify_case(&f, late, BUDGET_TIGHT);
+    }
     kfix_free(&f);
 }
 
@@ -615,6 +665,45 @@ SPLAT_TEST(train_progress_reports)
     T_CHECK(fabs(log->p[log->n - 1].iters_per_sec - rate) < 0.15 * rate, "the last report says %.1f it/s, the runs %.1f",
             log->p[log->n - 1].iters_per_sec, rate);
 done:
+    splat_trainer_free(t);
+    free(log);
+    splat_ctx_free(ctx);
+}
+
+/* A budget holds in training (docs/TRAIN.md, "A budget"): with refines every 10 steps, the count
+ * after every refine, and in every report, is at most the budget, and it grew to it (without a
+ * budget the demo grows from 942 to over 5,000 Gaussians in these 50 steps). */
+SPLAT_TEST(train_budget_holds)
+{
+    splat_ctx *ctx = test_ctx();
+    if (!ctx) return;
+    const char *dir = demo_dir(ctx, 32, 8);
+    progress_log *log = calloc(1, sizeof *log);
+    splat_error err = {0};
+    splat_trainer *t = NULL;
+    splat_scene s = {0};
+    splat_train_desc desc = {.data = dir, .steps = 50, .seed = splat__rng_u64(splat_test_rng()), .refine_start = 10,
+                             .refine_every = 10, .progress = log_progress, .progress_user = log, .progress_ms = 1};
+    if (!dir || splat_trainer_init(&t, ctx, &desc, &err) != SPLAT_OK || splat_trainer_scene(t, &s, &err) != SPLAT_OK) {
+        splat_test_fail(__FILE__, __LINE__, "trainer:", "%s", err.msg);
+        goto done;
+    }
+    uint32_t start = s.count, budget = start + 20 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 200), most = 0;
+    splat_trainer_free(t);
+    desc.max_gaussians = budget;
+    T_OK(splat_trainer_init(&t, ctx, &desc, &err), &err);
+    for (uint32_t q = 20; q <= 50; q += 10) {
+        /* a run ends with a report of the count: here, right after the refine of step q (40 the last) */
+        T_OK(splat_trainer_run(t, q < 50 ? q + 1 : 50, &err), &err);
+        T_REQUIRE(log->n > 0);
+        uint32_t count = log->p[log->n - 1].n_gaussians;
+        T_CHECK(count <= budget, "%u Gaussians after the refine of step %u, over the budget of %u", count, q, budget);
+    }
+    for (uint32_t k = 0; k < log->n; k++) most = SPLAT_MAX(most, log->p[k].n_gaussians);
+    printf("  %u Gaussians at the start, budget %u, at most %u in %u reports\n", start, budget, most, log->n);
+    T_CHECK(most <= budget && most > start, "at most %u Gaussians (%u at the start, budget %u)", most, start, budget);
+done:
+    splat_scene_free(&s);
     splat_trainer_free(t);
     free(log);
     splat_ctx_free(ctx);

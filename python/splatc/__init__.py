@@ -98,7 +98,7 @@ class _TrainDesc(ctypes.Structure):
                 ("progress", _PROGRESS_FN),
                 ("progress_user", ctypes.c_void_p), ("progress_ms", _u32), ("profile", _bool),
                 ("refine_start", _u32), ("refine_every", _u32), ("refine_stop", _u32), ("reset_every", _u32),
-                ("isect_capacity", _u32), ("stream_images", _bool)]
+                ("max_gaussians", _u32), ("isect_capacity", _u32), ("stream_images", _bool)]
 
 
 class _StageTime(ctypes.Structure):
@@ -593,6 +593,7 @@ def render_backward(scene, camera, d_rgb, d_alpha=None, *, sh_degree=None, backg
 # ------------------------------------------------------------------ training
 
 _BACKGROUND = {"auto": 0, "color": 1, "random": 2}
+_STRATEGY = {None: 0, "default": 0, "mcmc": 1}
 
 
 class Trainer:
@@ -602,12 +603,12 @@ class Trainer:
 
         images_factor, eval, steps, seed (default 0; the command line's is 42), init_points,
         init_ply, progress_ms, profile, refine_start, refine_every, refine_stop, reset_every,
-        isect_capacity, stream_images      as in splat_train_desc
+        max_gaussians, isect_capacity, stream_images      as in splat_train_desc
         sh_degree        None: 3 (or what init_ply has); 0..3: that degree (0 is degree 0)
         background       None or "auto": white for images with alpha, else black; (r,g,b): that
                          colour; "random": a random colour every step
         max_gaussians_per_tile              render.max_gaussians_per_tile
-        strategy         None or "default"
+        strategy         None or "default" (gsplat's default), or "mcmc" (its MCMCStrategy)
         progress         a function called with a dict (step, steps, loss, psnr, n_gaussians,
                          iters_per_sec, eta_sec) every progress_ms; the latest is also .progress
 
@@ -615,7 +616,7 @@ class Trainer:
 
     _OPTIONS = ("images_factor", "eval", "steps", "sh_degree", "background", "max_gaussians_per_tile", "strategy",
                 "seed", "init_points", "init_ply", "progress", "progress_ms", "profile", "refine_start", "refine_every",
-                "refine_stop", "reset_every", "isect_capacity", "stream_images")
+                "refine_stop", "reset_every", "max_gaussians", "isect_capacity", "stream_images")
 
     def __init__(self, data, ctx=None, **options):
         unknown = sorted(set(options) - set(self._OPTIONS))
@@ -626,7 +627,7 @@ class Trainer:
         self._keep = [_path(data, "data")]  # the strings the descriptor points to
         d.data = self._keep[0]
         for name in ("images_factor", "steps", "init_points", "progress_ms", "refine_start", "refine_every",
-                     "refine_stop", "reset_every", "isect_capacity", "seed"):
+                     "refine_stop", "reset_every", "max_gaussians", "isect_capacity", "seed"):
             v, most = int(o[name] or 0), 2**64 - 1 if name == "seed" else 2**32 - 1
             if not 0 <= v <= most:
                 raise ValueError(f"{name} must be in 0..{most}, got {v}")
@@ -642,8 +643,9 @@ class Trainer:
         elif bg is not None:
             d.background = _BACKGROUND["color"]
         d.render = _render_desc(o["sh_degree"], bg, o["max_gaussians_per_tile"])
-        if o["strategy"] not in (None, "default"):
-            raise ValueError(f"strategy must be None or 'default', got {o['strategy']!r}")
+        if o["strategy"] not in _STRATEGY:
+            raise ValueError(f"strategy must be None, 'default' or 'mcmc', got {o['strategy']!r}")
+        d.strategy = _STRATEGY[o["strategy"]]
         if o["init_ply"] is not None:
             self._keep.append(_path(o["init_ply"], "init_ply"))
             d.init_ply = self._keep[-1]

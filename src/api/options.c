@@ -35,7 +35,9 @@ splat_status splat__train_options(const splat_train_desc *in, splat_train_desc *
     if (!out->progress_ms) out->progress_ms = 250;
     if (!out->refine_start) out->refine_start = 500;
     if (!out->refine_every) out->refine_every = 100;
-    if (!out->refine_stop) out->refine_stop = 15000;
+    bool mcmc = out->strategy == SPLAT_STRATEGY_MCMC;
+    if (!out->refine_stop) out->refine_stop = mcmc ? 25000 : 15000;
     if (!out->reset_every) out->reset_every = 3000;
+    if (!out->max_gaussians) out->max_gaussians = mcmc ? 1000000 : UINT32_MAX;
     return SPLAT_OK;
 }

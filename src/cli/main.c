@@ -481,6 +481,12 @@ static int cmd_train(int argc, char **argv)
                    "  --eval              hold out every 8th image of a COLMAP scene for evaluation\n"
                    "  --images-factor N   use images_N/ (or images/ downsampled by N); intrinsics follow\n"
                    "  --sh-degree D       spherical harmonics degree 0..3 (default 3)\n"
+                   "  --strategy S        densification: default (gsplat's: clone, split, prune) or mcmc (gsplat's\n"
+                   "                      MCMCStrategy: relocate, add up to --max-gaussians, noise, regularisers)\n"
+                   "  --max-gaussians N   densification makes at most N Gaussians (default: no limit; mcmc: 1000000)\n"
+                   "  --refine-start N, --refine-every N, --refine-stop N\n"
+                   "                      densify every N steps after step START until STOP (default 500, 100,\n"
+                   "                      15000; mcmc: 25000)\n"
                    "  --max-gaussians-per-tile N   depth-sorted per-tile cap (default 0: none)\n"
                    "  --white-background  composite on white (the default for images with alpha, e.g. NeRF-synthetic)\n"
                    "  --background R,G,B  composite on this colour, each in [0,1] (default black, or white for images\n"
@@ -517,6 +523,19 @@ static int cmd_train(int argc, char **argv)
             uint32_t d;
             if (!parse_u32(v, &d) || d > 3) return usage_error("train", "--sh-degree takes 0..3, got '%s'", v ? v : "");
             desc.render.sh_degree = d == 0 ? SPLAT_SH_DEGREE_0 : d;
+        } else if (strcmp(a, "--strategy") == 0) {
+            if (v && strcmp(v, "default") == 0) desc.strategy = SPLAT_STRATEGY_DEFAULT;
+            else if (v && strcmp(v, "mcmc") == 0) desc.strategy = SPLAT_STRATEGY_MCMC;
+            else return usage_error("train", "--strategy takes default or mcmc, got '%s'", v ? v : "");
+        } else if (strcmp(a, "--max-gaussians") == 0) {
+            if (!parse_u32(v, &desc.max_gaussians) || desc.max_gaussians == 0) return usage_error("train", "--max-gaussians needs a positive number, got '%s'", v ? v : "");
+        } else if (strcmp(a, "--refine-start") == 0 || strcmp(a, "--refine-every") == 0 || strcmp(a, "--refine-stop") == 0) {
+            uint32_t *field = strcmp(a, "--refine-start") == 0   ? &desc.refine_start
+                              : strcmp(a, "--refine-every") == 0 ? &desc.refine_every
+                                                                 : &desc.refine_stop;
+            char what[80];
+            snprintf(what, sizeof what, "%s needs a positive number, got '%%s'", a);
+            if (!parse_u32(v, field) || *field == 0) return usage_error("train", what, v ? v : "");
         } else if (strcmp(a, "--max-gaussians-per-tile") == 0) {
             if (!parse_u32(v, &desc.render.max_gaussians_per_tile)) return usage_error("train", "--max-gaussians-per-tile needs a number, got '%s'", v ? v : "");
         } else if (strcmp(a, "--background") == 0) {

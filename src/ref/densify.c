@@ -28,10 +28,14 @@ uint32_t splat__ref_hash(uint32_t x)
     return (word >> 22u) ^ word;
 }
 
+uint32_t splat__ref_word(uint32_t seed, uint32_t i, uint32_t k)
+{
+    return splat__ref_hash(splat__ref_hash(splat__ref_hash(seed) ^ i) ^ k);
+}
+
 double splat__ref_uniform(uint32_t seed, uint32_t i, uint32_t k)
 {
-    uint32_t h = splat__ref_hash(splat__ref_hash(splat__ref_hash(seed) ^ i) ^ k);
-    return (double)(h >> 8) * 0x1.0p-24 + 0x1.0p-25;
+    return (double)(splat__ref_word(seed, i, k) >> 8) * 0x1.0p-24 + 0x1.0p-25;
 }
 
 void splat__ref_split_normals(uint32_t seed, uint32_t i, double out[6])
@@ -113,9 +117,51 @@ static bool pruned(const row *r, uint32_t step, double scene_scale)
 
 enum { GROW_NONE, GROW_CLONE, GROW_SPLIT };
 
+/* The budget's cut, on the classification `grow` [n]: clones and splits past what fits are set
+ * to GROW_NONE (docs/TRAIN.md, "A budget"). */
+static void apply_budget(const splat_scene *in, uint8_t *grow, uint32_t step, double scene_scale, uint32_t run_seed,
+                         uint32_t max_count)
+{
+    uint32_t n = in->count, seed = run_seed ^ step;
+    uint64_t kept = 0, clones = 0, splits = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        row r;
+        load_row(in, i, &r);
+        bool gone = pruned(&r, step, scene_scale);
+        if (grow[i] != GROW_SPLIT) kept += !gone;
+        if (grow[i] == GROW_CLONE) clones += !gone;
+        if (grow[i] == GROW_SPLIT) {
+            split_child(&r, seed, i, 0);
+            splits += !pruned(&r, step, scene_scale);
+        }
+    }
+    if (kept + clones + 2 * splits <= max_count) return;
+    uint64_t base = kept + splits, room = max_count > base ? max_count - base : 0;
+    uint64_t clones_made = clones < room ? clones : room;
+    uint64_t splits_made = splits < room - clones_made ? splits : room - clones_made;
+    uint64_t c = 0, s = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (grow[i] == GROW_NONE) continue;
+        row r;
+        load_row(in, i, &r);
+        if (grow[i] == GROW_CLONE && !pruned(&r, step, scene_scale) && c++ >= clones_made) grow[i] = GROW_NONE;
+        if (grow[i] == GROW_SPLIT) {
+            split_child(&r, seed, i, 0);
+            if (!pruned(&r, step, scene_scale) && s++ >= splits_made) grow[i] = GROW_NONE;
+        }
+    }
+}
+
 splat_status splat__ref_refine(const splat_scene *in, const float *grad2d, const float *count, uint32_t step,
                               double scene_scale, uint32_t run_seed, splat_ref_refine_out *out,
                               splat_error *err)
+{
+    return splat__ref_refine_budget(in, grad2d, count, step, scene_scale, run_seed, UINT32_MAX, out, err);
+}
+
+splat_status splat__ref_refine_budget(const splat_scene *in, const float *grad2d, const float *count, uint32_t step,
+                                      double scene_scale, uint32_t run_seed, uint32_t max_count,
+                                      splat_ref_refine_out *out, splat_error *err)
 {
     SPLAT_ASSERT(in && out && (in->count == 0 || (grad2d && count)));
     memset(out, 0, sizeof *out);
@@ -135,8 +181,11 @@ splat_status splat__ref_refine(const splat_scene *in, const float *grad2d, const
         load_row(in, i, &r);
         bool small = max_scale(r.log_scale) <= SPLAT_REF_GROW_SCALE3D * scene_scale;
         grow[i] = small ? GROW_CLONE : GROW_SPLIT;
-        if (small) out->n_clone++;
-        else out->n_split++;
+    }
+    if (max_count != UINT32_MAX) apply_budget(in, grow, step, scene_scale, run_seed, max_count);
+    for (uint32_t i = 0; i < n; i++) {
+        out->n_clone += grow[i] == GROW_CLONE;
+        out->n_split += grow[i] == GROW_SPLIT;
     }
     uint64_t grown = (uint64_t)n + out->n_clone + out->n_split;
     if (grown > UINT32_MAX) {

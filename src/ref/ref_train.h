@@ -120,11 +120,106 @@ typedef struct splat_ref_refine_out {
 splat_status splat__ref_refine(const splat_scene *in, const float *grad2d, const float *count, uint32_t step,
                               double scene_scale, uint32_t run_seed, splat_ref_refine_out *out,
                               splat_error *err);
+/* The same under a budget (docs/TRAIN.md, "A budget"): the refine makes at most max_count Gaussians.
+ * When the unbudgeted refine would make more, only the first clones in source order (among those
+ * whose source survives the prune) and then only the first splits in source order (among those
+ * whose children survive it) are made, as many as fit: with base = the surviving unsplit rows +
+ * those splits, clones made = min(clones, max_count - base) and splits made = min(splits, what is
+ * left), both 0 when base >= max_count. A split not made leaves its Gaussian unsplit (kept, unless
+ * the prune removes it). n_clone and n_split count the decisions made (clones of pruned sources
+ * and splits with pruned children included, as without a budget). max_count UINT32_MAX: no
+ * budget, splat__ref_refine. */
+splat_status splat__ref_refine_budget(const splat_scene *in, const float *grad2d, const float *count, uint32_t step,
+                                      double scene_scale, uint32_t run_seed, uint32_t max_count,
+                                      splat_ref_refine_out *out, splat_error *err);
 void splat__ref_refine_out_free(splat_ref_refine_out *out);
 
 /* Opacity reset, in place: opacity logit = min(logit, (float)logit(0.01)) for rows
  * [0, count). Zeroing the opacity group's Adam moments is the caller's. */
 void splat__ref_opacity_reset(splat_scene *s);
+
+/* ------------------------------------------------------------------------ MCMC */
+
+/* gsplat's MCMCStrategy (docs/TRAIN.md, "MCMC"), with the settings of simple_trainer's `mcmc`. */
+#define SPLAT_REF_MCMC_REFINE_STOP 25000  /* refine when START < step < STOP, step % EVERY == 0 (as above) */
+#define SPLAT_REF_MCMC_CAP 1000000        /* cap_max */
+#define SPLAT_REF_MCMC_MIN_OPACITY 0.005  /* dead: opacity <= this; the relocation's lower clamp */
+#define SPLAT_REF_MCMC_N_MAX 51           /* the relocation's ratios are clamped to [1, N_MAX] */
+#define SPLAT_REF_MCMC_GROWTH 1.05        /* each refine adds min(cap, int(1.05 N)) - N */
+#define SPLAT_REF_MCMC_NOISE_LR 5e5       /* the noise's scale: means' learning rate x this */
+#define SPLAT_REF_MCMC_NOISE_T 0.005      /* the noise's opacity gate sigmoid(-K (opacity - T)) */
+#define SPLAT_REF_MCMC_NOISE_K 100.0
+#define SPLAT_REF_MCMC_OPACITY_REG 0.01   /* loss += OPACITY_REG mean(opacity) + SCALE_REG mean(exp(log_scale)) */
+#define SPLAT_REF_MCMC_SCALE_REG 0.01
+#define SPLAT_REF_MCMC_INIT_OPACITY 0.5   /* initial opacity, and initial scale x INIT_SCALE */
+#define SPLAT_REF_MCMC_INIT_SCALE 0.1
+#define SPLAT_REF_MCMC_K_RELOCATE 6u      /* the counter k of the relocation's samples, and of the adding's */
+#define SPLAT_REF_MCMC_K_ADD 7u
+
+/* Equation 9 of "3D Gaussian Splatting as Markov Chain Monte Carlo" as gsplat evaluates it: a
+ * Gaussian of `opacity` (in (0, 1)) and `scale` [3] that becomes `ratio` Gaussians (ratio clamped
+ * to [1, N_MAX]) gets new_opacity = clamp(1 - (1 - opacity)^(1 / ratio), MIN_OPACITY, 1 - 2^-23)
+ * and new_scale = scale * opacity / sum_{i=1..ratio} sum_{k=0..i-1} C(i-1, k) (-1)^k
+ * new_opacity^(k+1) / sqrt(k+1). *cond (may be NULL) receives the sum of the terms' magnitudes
+ * over the sum: how much float rounding of the terms the result magnifies. */
+void splat__ref_mcmc_relocation(double opacity, const double scale[3], uint32_t ratio, double *new_opacity,
+                                double new_scale[3], double *cond);
+
+/* The sampling weight of a Gaussian of opacity logit `logit` (docs/TRAIN.md, "MCMC: sampling"):
+ * max(1, floor(65536 sigmoid(c)) >> shift), c the centre of the logit's bin of width 1/128 (bins
+ * clamped to [-16, 16)). */
+uint32_t splat__ref_mcmc_weight(float logit, uint32_t shift);
+/* The shift of a model of n Gaussians: the least with n * max(1, 65535 >> shift) <= 2^32 - 1. */
+uint32_t splat__ref_mcmc_shift(uint32_t n);
+/* Whether a Gaussian is dead: logit <= (float)logit(MIN_OPACITY). */
+bool splat__ref_mcmc_dead(float logit);
+/* Gaussians an MCMC refine of n adds under `cap`: max(0, min(cap, int(1.05 n)) - n). */
+uint32_t splat__ref_mcmc_added(uint32_t n, uint32_t cap);
+
+typedef struct splat_ref_mcmc_out {
+    splat_scene scene;        /* count = N + added; sh_degree of the input */
+    uint32_t *src;            /* [scene.count] the input row whose means, rotation and SH row r holds */
+    uint8_t *zeroed;          /* [scene.count] 1: row r's Adam moments are zero (sampled by the relocation,
+                                 or added); 0: they are input row r's */
+    uint32_t n_dead;          /* dead Gaussians of the input */
+    uint32_t n_relocated;     /* of them relocated (all, or none when no Gaussian is alive) */
+    uint32_t n_added;
+} splat_ref_mcmc_out;
+
+/* One MCMC refine at 0-based step `step` (the caller decides whether one is due), its two phases
+ * (docs/TRAIN.md, "MCMC"), with the samples' words of seed run_seed ^ step:
+ * - relocate: every dead Gaussian, in index order, takes a sample of the live ones by weight (k =
+ *   K_RELOCATE, counter its rank); each sampled Gaussian takes eq. 9 with ratio = its samples + 1
+ *   and zero moments, and the dead rows become copies of their samples; nothing happens when no
+ *   Gaussian is alive;
+ * - add: `splat__ref_mcmc_added(N, cap)` samples of every Gaussian by weight (k = K_ADD, counter
+ *   j), each sampled Gaussian taking eq. 9 (its moments kept), then appended copies of the samples
+ *   (zero moments);
+ * - refine: relocate, then add (src and zeroed composed).
+ * The shift of the weights is that of in->count. The noise of the step is the caller's
+ * (splat__ref_mcmc_noise, after this). out is initialised here; free it with
+ * splat__ref_mcmc_out_free (also after a failure). Fails only for lack of host memory or past
+ * 2^32 - 1 Gaussians. */
+splat_status splat__ref_mcmc_relocate(const splat_scene *in, uint32_t step, uint32_t run_seed, splat_ref_mcmc_out *out,
+                                      splat_error *err);
+splat_status splat__ref_mcmc_add(const splat_scene *in, uint32_t step, uint32_t run_seed, uint32_t cap,
+                                 splat_ref_mcmc_out *out, splat_error *err);
+splat_status splat__ref_mcmc_refine(const splat_scene *in, uint32_t step, uint32_t run_seed, uint32_t cap,
+                                    splat_ref_mcmc_out *out, splat_error *err);
+void splat__ref_mcmc_out_free(splat_ref_mcmc_out *out);
+
+/* The means' learning rate after step `step`'s scheduler step, times NOISE_LR: the scale of step
+ * `step`'s noise (gsplat passes get_last_lr() after scheduler.step()). */
+double splat__ref_mcmc_noise_scale(double scene_scale, uint32_t step, uint32_t max_steps);
+/* The position noise of a step, in place on rows [0, count): mean += Sigma (w z), Sigma = R
+ * diag(exp(2 log_scale)) R^T (R of the normalised quaternion), w = sigmoid(-K (opacity - T))
+ * noise_scale, z = the first three normals of splat__ref_split_normals(seed, i) (seed = run_seed ^
+ * step), rounded once to float. */
+void splat__ref_mcmc_noise(splat_scene *s, uint32_t seed, double noise_scale);
+/* The regularisers: OPACITY_REG mean(sigmoid(logit)) + SCALE_REG mean(exp(log_scale)) over the
+ * count rows (and 3 axes); with d_logit [count] and d_log_scale [count,3] not NULL, their
+ * gradients are written there. */
+double splat__ref_mcmc_reg(const splat_scene *s, double *d_logit, double *d_log_scale);
 
 /* ----------------------------------------------------- counter-based random numbers */
 
@@ -136,5 +231,7 @@ double splat__ref_uniform(uint32_t seed, uint32_t i, uint32_t k);
  * out[2j+1] are the Box-Muller pair j from uniform(seed, i, 2j), uniform(seed, i, 2j+1).
  * Child c uses out[3c .. 3c+2]. out: [6]. */
 void splat__ref_split_normals(uint32_t seed, uint32_t i, double out[6]);
+/* hash(hash(hash(seed) ^ i) ^ k): the 32-bit word of uniform(seed, i, k) before its scaling. */
+uint32_t splat__ref_word(uint32_t seed, uint32_t i, uint32_t k);
 
 #endif

@@ -40,6 +40,9 @@ void splat__train_record(splat_trainer *t, splat_cmd *c, uint32_t slot, bool bac
     if (!backward) return;
 
     splat__render_bwd(c, r, &m->params, rb, m->count, &m->grads, t->strategy->stats);
+    splat_strategy_rec sr = {.slots = SPLAT_VIEW(t->ring.slots), .gate = SPLAT_VIEW(rb->gate), .model = m, .slot = slot,
+                             .seed = (uint32_t)t->desc.seed};
+    if (t->strategy->record) t->strategy->record(t->strategy_state, c, &sr, false);
     splat__adam_record(c, &t->pipes, &(splat_adam_args){
         .slots = SPLAT_VIEW(t->ring.slots),
         .gate = SPLAT_VIEW(rb->gate),
@@ -51,6 +54,10 @@ void splat__train_record(splat_trainer *t, splat_cmd *c, uint32_t slot, bool bac
     });
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "adam");
+    if (t->strategy->record) {
+        t->strategy->record(t->strategy_state, c, &sr, true);
+        splat__cmd_mark(c, "strategy");
+    }
 }
 
 splat_status splat__train_rerecord(splat_trainer *t, splat_error *err)

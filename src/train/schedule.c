@@ -1,7 +1,7 @@
 /* train: what each step uses (docs/TRAIN.md): its view, the SH degree reached, the background, and
  * the learning rates of the parameter groups of core/params.h. The densification schedule is
  * the strategy's. */
-#include "train/train.h"
+#include "train/strategy.h"
 
 static uint32_t hash32(uint32_t x)
 {
@@ -87,4 +87,5 @@ void splat__train_fill_slot(const splat_trainer *t, uint32_t slot, uint32_t step
     double tt = (double)step + 1.0;
     s->bias1 = (float)(1.0 - pow(SPLAT_ADAM_B1, tt));
     s->bias2 = (float)sqrt(1.0 - pow(SPLAT_ADAM_B2, tt));
+    if (training && t->strategy->fill_slot) t->strategy->fill_slot(&t->desc, t->scene_scale, step, s);
 }

@@ -22,6 +22,11 @@ splat_status splat__densify_pipes_init(splat_gpu *g, splat_densify_pipes *p, spl
             g, &p->apply, &(splat_pipe_desc){.shader = "densify_apply", .n_bindings = DENSIFY_APPLY_BINDINGS, .push_size = push},
             err);
     if (st == SPLAT_OK)
+        st = splat__pipe_init(g, &p->budget,
+                              &(splat_pipe_desc){.shader = "densify_budget", .n_bindings = DENSIFY_BUDGET_BINDINGS,
+                                                 .push_size = sizeof(splat_budget_push)},
+                              err);
+    if (st == SPLAT_OK)
         st = splat__pipe_init(
             g, &p->opacity_reset,
             &(splat_pipe_desc){.shader = "opacity_reset", .n_bindings = OPACITY_RESET_BINDINGS, .push_size = push}, err);
@@ -34,6 +39,7 @@ void splat__densify_pipes_free(splat_gpu *g, splat_densify_pipes *p)
     splat__pipe_free(g, &p->mark);
     splat__pipe_free(g, &p->apply);
     splat__pipe_free(g, &p->opacity_reset);
+    splat__pipe_free(g, &p->budget);
 }
 
 void splat__densify_bufs_free(splat_gpu *g, splat_densify_bufs *d)
@@ -84,6 +90,20 @@ static void record_scan(splat_cmd *c, const splat_sorter *sorter, splat_densify_
     });
 }
 
+/* The scans of the decisions, their totals (for densify_apply) and the totals' readback. */
+static void record_totals(splat_cmd *c, const splat_sorter *sorter, splat_densify_bufs *d, uint32_t n)
+{
+    record_scan(c, sorter, d, n, &d->keep, &d->off_keep, &d->tot_keep);
+    record_scan(c, sorter, d, n, &d->clone, &d->off_clone, &d->tot_clone);
+    record_scan(c, sorter, d, n, &d->split, &d->off_split, &d->tot_split);
+    splat__cmd_barrier(c);
+    splat__cmd_copy(c, SPLAT_VIEW(d->tot_keep), SPLAT_VIEW_AT(d->totals, 0, 4));
+    splat__cmd_copy(c, SPLAT_VIEW(d->tot_clone), SPLAT_VIEW_AT(d->totals, 4, 4));
+    splat__cmd_copy(c, SPLAT_VIEW(d->tot_split), SPLAT_VIEW_AT(d->totals, 8, 4));
+    splat__cmd_barrier(c);
+    splat__cmd_copy(c, SPLAT_VIEW(d->totals), SPLAT_VIEW_AT(d->readback, 0, 12));
+}
+
 splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *res, splat_error *err)
 {
     splat_gpu *g = job->gpu;
@@ -109,28 +129,44 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
     };
     splat__cmd_dispatch_1d(c, &job->pipes->mark, mark, DENSIFY_MARK_BINDINGS, &pc, sizeof pc, n);
     splat__cmd_barrier(c);
-    record_scan(c, job->sorter, d, n, &d->keep, &d->off_keep, &d->tot_keep);
-    record_scan(c, job->sorter, d, n, &d->clone, &d->off_clone, &d->tot_clone);
-    record_scan(c, job->sorter, d, n, &d->split, &d->off_split, &d->tot_split);
-    splat__cmd_barrier(c);
-    splat__cmd_copy(c, SPLAT_VIEW(d->tot_keep), SPLAT_VIEW_AT(d->totals, 0, 4));
-    splat__cmd_copy(c, SPLAT_VIEW(d->tot_clone), SPLAT_VIEW_AT(d->totals, 4, 4));
-    splat__cmd_copy(c, SPLAT_VIEW(d->tot_split), SPLAT_VIEW_AT(d->totals, 8, 4));
-    splat__cmd_barrier(c);
-    splat__cmd_copy(c, SPLAT_VIEW(d->totals), SPLAT_VIEW_AT(d->readback, 0, 12));
+    record_totals(c, job->sorter, d, n);
     splat__cmd_copy(c, SPLAT_VIEW(d->info), SPLAT_VIEW_AT(d->readback, 12, 8));
     st = splat__stream_sync(s, SPLAT_SYNC_COMMIT_AND_WAIT, err);
     if (st != SPLAT_OK) return st;
     uint32_t r[5];
     memcpy(r, d->readback.map, sizeof r);
     uint64_t new_count = (uint64_t)r[0] + r[1] + r[2];
+    if (new_count > job->max_count) {
+        /* the budget binds: the base is every unsplit survivor and every split parent */
+        uint64_t clones = r[1], splits = r[2] / 2, base = (uint64_t)r[0] + splits;
+        uint64_t room = job->max_count > base ? job->max_count - base : 0;
+        uint64_t clones_made = SPLAT_MIN(clones, room), splits_made = SPLAT_MIN(splits, room - clones_made);
+        res->clones_cut = (uint32_t)(clones - clones_made);
+        res->splits_cut = (uint32_t)(splits - splits_made);
+        splat_budget_push bp = {.n = n, .scene_scale = job->scene_scale, .step = job->step, .flags = job->prune_large_after,
+                                .clones = (uint32_t)clones_made, .splits = (uint32_t)splits_made};
+        splat_view budget[DENSIFY_BUDGET_BINDINGS] = {
+            [DENSIFY_BUDGET_SCALES] = SPLAT_VIEW(p->log_scales),     [DENSIFY_BUDGET_OPACITIES] = SPLAT_VIEW(p->opacities),
+            [DENSIFY_BUDGET_KEEP] = SPLAT_VIEW(d->keep),
+            [DENSIFY_BUDGET_CLONE] = SPLAT_VIEW(d->clone),           [DENSIFY_BUDGET_SPLIT] = SPLAT_VIEW(d->split),
+            [DENSIFY_BUDGET_OFF_CLONE] = SPLAT_VIEW(d->off_clone),   [DENSIFY_BUDGET_OFF_SPLIT] = SPLAT_VIEW(d->off_split),
+        };
+        c = splat__stream_cmd(s);
+        splat__cmd_dispatch_1d(c, &job->pipes->budget, budget, DENSIFY_BUDGET_BINDINGS, &bp, sizeof bp, n);
+        splat__cmd_barrier(c);
+        record_totals(c, job->sorter, d, n);
+        st = splat__stream_sync(s, SPLAT_SYNC_COMMIT_AND_WAIT, err);
+        if (st != SPLAT_OK) return st;
+        memcpy(r, d->readback.map, 3 * sizeof *r);
+        new_count = (uint64_t)r[0] + r[1] + r[2];
+    }
     if (new_count > UINT32_MAX / 4)
         return splat__fail(err, SPLAT_ERR_LIMIT, "densification at step %u would make %llu Gaussians", job->step,
                            (unsigned long long)new_count);
     res->count = (uint32_t)new_count;
-    res->clones = r[3];
-    res->splits = r[4];
-    res->pruned = (uint32_t)((uint64_t)n + r[3] + r[4] - new_count);
+    res->clones = r[3] - res->clones_cut;
+    res->splits = r[4] - res->splits_cut;
+    res->pruned = (uint32_t)((uint64_t)n + res->clones + res->splits - new_count);
 
     /* 2: the new arrays, written in the order of docs/TRAIN.md */
     splat_scene_gpu np, nm;
@@ -225,6 +261,7 @@ static splat_status run(splat_strategy_state *s, const splat_strategy_ctx *ctx, 
             .gpu = ctx->gpu, .stream = ctx->stream, .sorter = ctx->sorter, .pipes = &s->pipes, .bufs = &s->bufs,
             .params = &m->params, .moments = &m->moments, .stats = &ctx->rb->stats, .count = m->count, .step = step,
             .seed = (uint32_t)d->seed ^ step, .scene_scale = (float)ctx->scene_scale, .prune_large_after = d->reset_every,
+            .max_count = d->max_gaussians,
         };
         splat_densify_result res;
         st = splat__densify_run(&job, &res, err);

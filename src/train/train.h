@@ -21,7 +21,8 @@
  *   ring.c              the iterations in flight: recording, submitting, retiring, the one
  *                       overflow recovery, the loop and its strategy hook
  *   eval.c              evaluation of held-out views through the render retry path
- *   strategy.h          the densification interface; strategy_default.c is gsplat's default
+ *   strategy.h          the densification interface; strategy_default.c is gsplat's default,
+ *                       strategy_mcmc.c its MCMCStrategy
  *   init.c              the initial Gaussians
  *   frame_setup.c, loss.c, adam.c   the training stages, with their recording functions
  */
@@ -38,6 +39,8 @@ _Static_assert(sizeof(splat_train_view) == 72, "view layout");
 _Static_assert(sizeof(splat_train_slot) == 152 + 8 * SPLAT_GROUP_COUNT, "slot layout");
 _Static_assert(sizeof(splat_train_report) == 64, "report layout");
 _Static_assert(sizeof(splat_train_push) == 32, "push layout");
+_Static_assert(sizeof(splat_budget_push) == 32, "budget push layout");
+_Static_assert(sizeof(splat_mcmc_push) == 32, "MCMC push layout");
 
 #define SPLAT_TRAIN_RING 3
 

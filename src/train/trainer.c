@@ -126,6 +126,7 @@ splat_status splat__trainer_init(splat_trainer **out, const splat_train_env *env
         t->background[c] = desc->background != SPLAT_BACKGROUND_COLOR && t->ds.has_alpha ? 1.0f : desc->render.background[c];
 
     st = init_gaussians(t, &scene, err);
+    if (st == SPLAT_OK && !desc->init_ply && !desc->init_scene && t->strategy->prepare) t->strategy->prepare(&scene);
     if (st == SPLAT_OK)
         st = splat__images_init(g, &t->images, &t->ds, t->train_views, t->n_train, t->max_w, t->max_h, desc->stream_images,
                                 err);

@@ -56,7 +56,7 @@ static int layout(void)
         FIELD(splat_train_desc, init_ply), FIELD(splat_train_desc, init_scene), FIELD(splat_train_desc, progress), FIELD(splat_train_desc, progress_user),
         FIELD(splat_train_desc, progress_ms), FIELD(splat_train_desc, profile), FIELD(splat_train_desc, refine_start),
         FIELD(splat_train_desc, refine_every), FIELD(splat_train_desc, refine_stop), FIELD(splat_train_desc, reset_every),
-        FIELD(splat_train_desc, isect_capacity), FIELD(splat_train_desc, stream_images);
+        FIELD(splat_train_desc, max_gaussians), FIELD(splat_train_desc, isect_capacity), FIELD(splat_train_desc, stream_images);
     SIZE(splat_stage_time), FIELD(splat_stage_time, name), FIELD(splat_stage_time, ms);
     SIZE(splat_eval_result), FIELD(splat_eval_result, n_views), FIELD(splat_eval_result, psnr), FIELD(splat_eval_result, ssim),
         FIELD(splat_eval_result, l1), FIELD(splat_eval_result, psnr_full), FIELD(splat_eval_result, seconds);
@@ -127,7 +127,7 @@ static bool set_option(splat_train_desc *d, const char *kv)
         return true;                                              \
     }
     U32(images_factor) U32(steps) U32(init_points) U32(refine_start) U32(refine_every) U32(refine_stop) U32(reset_every)
-        U32(isect_capacity)
+        U32(max_gaussians) U32(isect_capacity)
 #undef U32
     if (strncmp(kv, "seed=", 5) == 0) return d->seed = u, true;
     if (strncmp(kv, "eval=", 5) == 0) return d->eval = u != 0, true;
@@ -136,6 +136,8 @@ static bool set_option(splat_train_desc *d, const char *kv)
     if (strncmp(kv, "max_gaussians_per_tile=", 23) == 0) return d->render.max_gaussians_per_tile = (uint32_t)u, true;
     if (strncmp(kv, "sh_degree=", 10) == 0) return d->render.sh_degree = u ? (uint32_t)u : SPLAT_SH_DEGREE_0, true;
     if (strcmp(kv, "background=random") == 0) return d->background = SPLAT_BACKGROUND_RANDOM, true;
+    if (strcmp(kv, "strategy=default") == 0) return d->strategy = SPLAT_STRATEGY_DEFAULT, true;
+    if (strcmp(kv, "strategy=mcmc") == 0) return d->strategy = SPLAT_STRATEGY_MCMC, true;
     if (strncmp(kv, "background=", 11) == 0) {
         d->background = SPLAT_BACKGROUND_COLOR;
         return sscanf(v, "%f,%f,%f", &d->render.background[0], &d->render.background[1], &d->render.background[2]) == 3;

@@ -182,14 +182,15 @@ def case_train_vs_cli():
 
 
 def case_train_vs_c():
-    """Trainer with the options the command line lacks (the refinement schedule, the tile-list
-    capacity, streamed images, a random background) ends with the bits of the C API given the same
-    splat_train_desc; and checkpoints resume to the same bits."""
+    """Trainer with the options the command line lacks (the tile-list capacity, streamed images)
+    and more (the refinement schedule, a budget that binds, either strategy, a random background)
+    ends with the bits of the C API given the same splat_train_desc; and checkpoints resume to the
+    same bits."""
     tmp = tempfile.mkdtemp(prefix="splatc-py-")
     data = demo(tmp)
     opts = {"steps": 24, "seed": int(RNG.integers(0, 2**31)), "refine_start": 4, "refine_every": int(RNG.integers(4, 7)),
             "refine_stop": 16, "reset_every": 10, "isect_capacity": 16, "stream_images": True, "background": "random",
-            "sh_degree": 1}
+            "sh_degree": 1, "max_gaussians": 1200, "strategy": ["default", "mcmc"][int(RNG.integers(0, 2))]}
     rc, _ = run(C_API, "train", data, f"{tmp}/c.ply", *[f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in opts.items()])
     check(rc == 0, "c_api train failed")
     t = splatc.Trainer(data, **opts)
