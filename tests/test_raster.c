@@ -120,6 +120,51 @@ static void run_case(const raster_case *rc, bool backward)
     splat_scene_free(&scene);
 }
 
+/* ------------------------------------------------------------------ antialiased mode */
+
+/* Antialiased mode (docs/RASTER.md 1.5): the opacity compensation and its gradient through the
+ * covariance into scales, rotations and means, forward and backward against the reference.
+ * A third of the Gaussians are shrunk by up to 100x, so that the compensation spans its whole
+ * range, the floor at MIN_COMPENSATION included (where it has no gradient); the cases count
+ * the visible Gaussians in each regime, which must all be present. */
+static const raster_case k_aa_cases[] = {
+    {1, 17, 13, 0, 0}, {10, 17, 13, 1, 0}, {300, 64, 48, 2, 3}, {1000, 64, 48, 3, 0}, {3000, 96, 72, 1, 0}, {20000, 256, 192, 3, 0},
+};
+
+SPLAT_TEST(raster_antialiased)
+{
+    uint32_t floor = 0, low = 0, high = 0;
+    for (size_t k = 0; k < SPLAT_COUNTOF(k_aa_cases); k++) {
+        const raster_case *rc = &k_aa_cases[k];
+        char what[96];
+        snprintf(what, sizeof what, "antialiased N=%u %ux%u deg %u cap %u", rc->n, rc->w, rc->h, rc->sh_degree, rc->cap);
+        splat_camera cam = t_random_camera(rc->w, rc->h);
+        splat_scene scene;
+        t_random_scene(&scene, rc->n, &cam);
+        for (uint32_t i = 0; i < scene.count; i += 3)
+            for (int c = 0; c < 3; c++) scene.log_scales[3 * i + c] -= (float)t_uniform(0, log(100.0));
+        splat_render_desc opts = random_opts(rc->sh_degree, rc->cap);
+        opts.rasterize_mode = SPLAT_RASTERIZE_ANTIALIASED;
+        splat_ref_settings set = {.sh_degree = splat__sh_degree(&opts), .rasterize_mode = opts.rasterize_mode};
+        splat_ref_proj *proj = calloc(scene.count + 1, sizeof *proj);
+        T_REQUIRE(proj);
+        splat__ref_preprocess(&scene, &cam, &set, proj);
+        for (uint32_t i = 0; i < scene.count; i++) {
+            if (!proj[i].visible) continue;
+            double c = proj[i].compensation;
+            floor += c == SPLAT_REF_MIN_COMPENSATION;
+            low += c > SPLAT_REF_MIN_COMPENSATION && c < 0.5;
+            high += c >= 0.5 && c < 0.99;
+        }
+        free(proj);
+        check_scene(&scene, &cam, &opts, true, 0, what, NULL);
+        splat_scene_free(&scene);
+    }
+    printf("  visible Gaussians: %u at the floor, %u with compensation in (0.005, 0.5), %u in [0.5, 0.99)\n", floor, low,
+           high);
+    T_CHECK(floor > 0 && low > 0 && high > 0, "the scenes miss a regime of the compensation");
+}
+
 static const uint32_t k_sizes[4][2] = {{1, 1}, {17, 13}, {64, 48}, {256, 192}};
 
 /* Every image size for one scene size; SH degree and cap drawn fresh each run (a small cap

@@ -65,8 +65,8 @@ class _Camera(ctypes.Structure):
 
 
 class _Scene(ctypes.Structure):
-    _fields_ = [("count", _u32), ("capacity", _u32), ("sh_degree", _u32), ("means", _fptr), ("log_scales", _fptr),
-                ("quats", _fptr), ("opacities", _fptr), ("sh", _fptr)]
+    _fields_ = [("count", _u32), ("capacity", _u32), ("sh_degree", _u32), ("rasterize_mode", _enum), ("means", _fptr),
+                ("log_scales", _fptr), ("quats", _fptr), ("opacities", _fptr), ("sh", _fptr)]
 
 
 class _DeviceInfo(ctypes.Structure):
@@ -80,7 +80,8 @@ class _CtxDesc(ctypes.Structure):
 
 
 class _RenderDesc(ctypes.Structure):
-    _fields_ = [("sh_degree", _u32), ("background", _f32 * 3), ("max_gaussians_per_tile", _u32), ("sh_half", _bool)]
+    _fields_ = [("sh_degree", _u32), ("background", _f32 * 3), ("max_gaussians_per_tile", _u32), ("sh_half", _bool),
+                ("rasterize_mode", _enum)]
 
 
 class _TrainProgress(ctypes.Structure):
@@ -421,7 +422,7 @@ class Scene:
     def _c(self):
         """A splat_scene over this scene's arrays (they stay alive while self does)."""
         n = self.count
-        return _Scene(n, n, self.sh_degree, _ptr(self.means), _ptr(self.log_scales), _ptr(self.quats),
+        return _Scene(n, n, self.sh_degree, 0, _ptr(self.means), _ptr(self.log_scales), _ptr(self.quats),
                       _ptr(self.opacities), _ptr(self.sh))
 
     @classmethod

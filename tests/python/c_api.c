@@ -36,7 +36,7 @@ static int layout(void)
     SIZE(splat_camera), FIELD(splat_camera, fx), FIELD(splat_camera, fy), FIELD(splat_camera, cx), FIELD(splat_camera, cy),
         FIELD(splat_camera, R), FIELD(splat_camera, t), FIELD(splat_camera, width), FIELD(splat_camera, height);
     SIZE(splat_scene), FIELD(splat_scene, count), FIELD(splat_scene, capacity), FIELD(splat_scene, sh_degree),
-        FIELD(splat_scene, means), FIELD(splat_scene, log_scales), FIELD(splat_scene, quats), FIELD(splat_scene, opacities),
+        FIELD(splat_scene, rasterize_mode), FIELD(splat_scene, means), FIELD(splat_scene, log_scales), FIELD(splat_scene, quats), FIELD(splat_scene, opacities),
         FIELD(splat_scene, sh);
     SIZE(splat_device_info), FIELD(splat_device_info, index), FIELD(splat_device_info, name), FIELD(splat_device_info, driver),
         FIELD(splat_device_info, type), FIELD(splat_device_info, subgroup_size), FIELD(splat_device_info, memory_bytes),
@@ -45,7 +45,8 @@ static int layout(void)
     SIZE(splat_ctx_desc), FIELD(splat_ctx_desc, choose_device), FIELD(splat_ctx_desc, device_index),
         FIELD(splat_ctx_desc, validation);
     SIZE(splat_render_desc), FIELD(splat_render_desc, sh_degree), FIELD(splat_render_desc, background),
-        FIELD(splat_render_desc, max_gaussians_per_tile), FIELD(splat_render_desc, sh_half);
+        FIELD(splat_render_desc, max_gaussians_per_tile), FIELD(splat_render_desc, sh_half),
+        FIELD(splat_render_desc, rasterize_mode);
     SIZE(splat_train_progress), FIELD(splat_train_progress, step), FIELD(splat_train_progress, steps),
         FIELD(splat_train_progress, loss), FIELD(splat_train_progress, psnr), FIELD(splat_train_progress, n_gaussians),
         FIELD(splat_train_progress, iters_per_sec), FIELD(splat_train_progress, eta_sec),
