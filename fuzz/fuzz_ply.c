@@ -16,8 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(!s.means && !s.sh && !s.count, "a failed read left a scene");
         return 0;
     }
-    FUZZ_ASSERT(s.count == s.capacity && s.sh_degree <= 3, "count %u, capacity %u, degree %u", s.count, s.capacity,
-                s.sh_degree);
+    FUZZ_ASSERT(s.count == s.capacity && s.sh_degree <= 3 && (unsigned)s.rasterize_mode < SPLAT_RASTERIZE_MODE_COUNT,
+                "count %u, capacity %u, degree %u, mode %d", s.count, s.capacity, s.sh_degree, (int)s.rasterize_mode);
     for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
         const float *a = splat__scene_group_c(&s, g);
         for (uint64_t i = 0; i < (uint64_t)s.count * splat__groups[g].width; i++)

@@ -213,6 +213,7 @@ static void ply_seeds(void)
         uint32_t n = 1 + degree;
         ok(splat__scene_init(&s, n, &err), &err);
         s.count = n, s.sh_degree = degree;
+        s.rasterize_mode = degree % 2 ? SPLAT_RASTERIZE_ANTIALIASED : SPLAT_RASTERIZE_CLASSIC;
         for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
             float *a = *splat__scene_group(&s, g);
             for (uint32_t i = 0; i < n * splat__groups[g].width; i++) a[i] = (float)t_uniform(-2, 2);

@@ -101,12 +101,26 @@ typedef struct splat_camera {
 /* Spherical-harmonics coefficients stored per Gaussian: degree 3 always (16 per channel). */
 #define SPLAT_SH_COEFFS 16
 
+/* How a Gaussian's 2D footprint is filtered to the pixel grid (docs/RASTER.md 1.5). Both add a
+ * 0.3 px^2 low-pass to the projected covariance, as the original 3DGS does. */
+typedef enum splat_rasterize_mode {
+    SPLAT_RASTERIZE_CLASSIC = 0,     /* the low-pass widens small Gaussians and keeps their opacity (gsplat's
+                                        "classic") */
+    SPLAT_RASTERIZE_ANTIALIASED,     /* the low-pass keeps each Gaussian's integral: its opacity is scaled by
+                                        sqrt(det(cov2d) / det(cov2d + 0.3 I)) (gsplat's "antialiased",
+                                        Mip-Splatting's 2D filter), so renders at other resolutions alias less.
+                                        A scene trained so should be rendered so */
+    SPLAT_RASTERIZE_MODE_COUNT
+} splat_rasterize_mode;
+
 /* A Gaussian scene in host memory, structure of arrays. Rows [0, count) are valid; the arrays
  * hold `capacity` rows so that growth needs no reallocation until count reaches capacity. */
 typedef struct splat_scene {
     uint32_t count;
     uint32_t capacity;
     uint32_t sh_degree;      /* degree the scene was trained to (0..3); decides PLY f_rest count */
+    splat_rasterize_mode rasterize_mode; /* the mode it was trained in (a PLY comment records it; 0 where the PLY
+                                        says nothing). Rendering does not read it: pass it in splat_render_desc */
     float *means;            /* [capacity,3] world positions */
     float *log_scales;       /* [capacity,3] natural log of the standard deviations */
     float *quats;            /* [capacity,4] rotation w,x,y,z, not necessarily normalised */
@@ -172,6 +186,8 @@ typedef struct splat_render_desc {
     bool sh_half;                    /* SH coefficients stored as half floats on the GPU: half the memory of the
                                         largest parameter group; all arithmetic and blending stay float.
                                         Rendering only: training refuses it */
+    splat_rasterize_mode rasterize_mode; /* 0: classic. Render a scene in the mode it was trained in
+                                        (splat_scene.rasterize_mode) */
 } splat_render_desc;
 
 #define SPLAT_SH_DEGREE_0 0xffffffffu
@@ -235,7 +251,9 @@ typedef struct splat_train_desc {
     bool eval;                       /* hold out every 8th image (COLMAP; NeRF-synthetic has its own test split) */
     uint32_t steps;                  /* 0: 30000 */
     splat_render_desc render;        /* how training renders; sh_degree is the largest degree trained (0: 3, or
-                                        less when init_ply or init_scene has less), reached one degree per 1000 steps */
+                                        less when init_ply or init_scene has less), reached one degree per 1000 steps;
+                                        rasterize_mode is antialiased also when init_ply's or init_scene's scene or
+                                        a resumed checkpoint was trained so (a run keeps its mode) */
     splat_background background;     /* 0: AUTO */
     splat_strategy strategy;         /* 0: SPLAT_STRATEGY_DEFAULT */
     uint64_t seed;                   /* the run's seed (0 is a seed like any other) */
@@ -316,10 +334,12 @@ SPLAT_API uint32_t splat_trainer_views(const splat_trainer *t, splat_view_info *
  * and when render_dir is not NULL writes each render as a PNG there, named after its image
  * (its name less the extension, '/' made '_': "DSC_0001.png"). */
 SPLAT_API splat_status splat_trainer_eval(splat_trainer *t, const char *render_dir, splat_eval_result *res, splat_error *err);
-/* The current Gaussians (a copy the caller frees with splat_scene_free). */
+/* The current Gaussians (a copy the caller frees with splat_scene_free), with the mode they are
+ * trained in (scene->rasterize_mode). */
 SPLAT_API splat_status splat_trainer_scene(splat_trainer *t, splat_scene *scene, splat_error *err);
-/* Checkpoints: parameters, Adam state, statistics and the step; resuming on the same device
- * continues bit for bit as if the run had not stopped. */
+/* Checkpoints: parameters, Adam state, statistics, the step and the rasterize mode; resuming on the
+ * same device continues bit for bit as if the run had not stopped (a checkpoint trained antialiased
+ * resumes antialiased). */
 SPLAT_API splat_status splat_trainer_save(splat_trainer *t, const char *path, splat_error *err);
 SPLAT_API splat_status splat_trainer_resume(splat_trainer *t, const char *path, splat_error *err);
 SPLAT_API void splat_trainer_free(splat_trainer *t);
@@ -333,7 +353,10 @@ SPLAT_API void splat_trainer_free(splat_trainer *t);
  *
  *     .ply              the 3DGS layout viewers read (x y z, nx ny nz, f_dc_0..2, f_rest_*, opacity,
  *                       scale_0..2, rot_0..3), float: exact. Reading also takes ASCII, double, any
- *                       property order, and other trainers' extra properties (skipped, one warning)
+ *                       property order, and other trainers' extra properties (skipped, one warning).
+ *                       An antialiased scene's header says so ("comment splatc rasterize_mode
+ *                       antialiased"; viewers skip comments and render it classic), and reading
+ *                       sets scene->rasterize_mode from it. The other formats do not record the mode
  *     .compressed.ply   PlayCanvas's chunked, quantised PLY (256 Gaussians a chunk)
  *     .splat            antimatter15's 32-byte records: SH degree 0
  *     .spz              Niantic's SPZ (written: version 3, gzip; read: versions 1-4, v4 with zstd)

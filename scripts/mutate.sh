@@ -45,6 +45,15 @@ mut reset_no_min shaders/opacity_reset.comp train_ \
 mut reset_keeps_moment shaders/opacity_reset.comp train_ \
     'mv_opac[2u * i] = 0.0;' \
     ''
+mut aa_no_sqrt shaders/render_common.glsl raster_ \
+    'float aa_compensation(float ratio) { return sqrt(max(ratio, MIN_COMP2)); }' \
+    'float aa_compensation(float ratio) { return max(ratio, MIN_COMP2); }'
+mut aa_no_cov_grad shaders/project_bwd.glsl raster_ \
+    'if (ratio >= MIN_COMP2) G += (d_alpha * sigmoid(opacities[i]) * 0.5 / comp) * aa_ratio_grad(T, ratio / det0);' \
+    ''
+mut aa_floor_grad shaders/project_bwd.glsl raster_ \
+    'if (ratio >= MIN_COMP2) G += ' \
+    'if (ratio >= 0.0) G += '
 mut adam_no_bias2 shaders/adam.comp train_ \
     'return p - step_size * m / (sqrt(v) / bias2 + EPS);' \
     'return p - step_size * m / (sqrt(v) + EPS);'
@@ -79,6 +88,12 @@ mut wait_every_step src/train/ring.c train_ \
 mut ply_rest_order src/io/ply.c io_ \
     'for (uint32_t k = 1; k <= per_channel; k++) *r++ = sh[k * 3 + c];' \
     'for (uint32_t k = 1; k <= per_channel; k++) *r++ = sh[c * 16 + k];'
+mut ply_no_mode_comment src/io/ply.c io_ \
+    'if (scene->rasterize_mode != SPLAT_RASTERIZE_CLASSIC)' \
+    'if (false)'
+mut ckpt_forgets_mode src/train/checkpoint.c train_ \
+    'if (meta.rasterize_mode == SPLAT_RASTERIZE_ANTIALIASED) t->desc.render.rasterize_mode = SPLAT_RASTERIZE_ANTIALIASED;' \
+    ''
 mut colmap_rotation_transposed src/io/colmap.c io_ \
     'for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];' \
     'for (int k = 0; k < 9; k++) c->R[k] = (float)R[(k % 3) * 3 + k / 3];'

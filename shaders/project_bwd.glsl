@@ -104,14 +104,24 @@ uint backward(uint i, uint tid, float g[9], out float Y[16], out vec3 d_raw)
     mat3x2 JR = pr.J * R;
     mat3x2 T = JR * M;
     // The conic exactly as project_fwd computed it.
-    float a, b, c, det;
-    blurred_cov2d(T, a, b, c, det);
+    float a, b, c, det, det0;
+    blurred_cov2d(T, a, b, c, det, det0);
     mat2 Q = mat2(c, -b, -b, a) / det;
 
     // conic -> covariance: dL/dSigma = -Q dL/dQ Q, with the off-diagonal gradient shared by
     // the two symmetric entries.
     mat2 GQ = mat2(d_conic.x, 0.5 * d_conic.y, 0.5 * d_conic.y, d_conic.z);
     mat2 G = -(Q * GQ * Q);
+    // Antialiased: alpha = sigmoid(o) comp, comp = sqrt(max(ratio, MIN^2)), ratio = det0 / det as
+    // the forward kept it. d_alpha is the gradient of the compensated alpha, so comp's share
+    // reaches the covariance (none where the floor holds). No division by det here: a second
+    // one would let the compiler change how Q divides by it, and classic mode must keep its bits.
+    float comp = 1.0;
+    if (frame.antialiased != 0u) {
+        float ratio = proj[3u * i + 2u].w;
+        comp = aa_compensation(ratio);
+        if (ratio >= MIN_COMP2) G += (d_alpha * sigmoid(opacities[i]) * 0.5 / comp) * aa_ratio_grad(T, ratio / det0);
+    }
     // cov = T T^T (+ blur): dL/dT = 2 G T
     mat3x2 dT = 2.0 * (G * T);
     mat3 dM = transpose(JR) * dT;
@@ -170,6 +180,7 @@ uint backward(uint i, uint tid, float g[9], out float Y[16], out vec3 d_raw)
 
     float alpha = sigmoid(opacities[i]);
     float d_logit = d_alpha * alpha * sigmoid(-opacities[i]);
+    if (frame.antialiased != 0u) d_logit *= comp;
     if (!all_finite(vec4(dmu, d_logit)) || !all_finite(vec4(d_log_scale, 0.0)) || !all_finite(dq)) {
         // Never hand a non-finite gradient to the optimizer: record it, and give this Gaussian
         // none this step.

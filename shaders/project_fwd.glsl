@@ -1,7 +1,7 @@
 // Forward preprocess, one thread per Gaussian (docs/RASTER.md section 1): culling, EWA
-// projection, conic, opacity-aware extent, exact tile count, SH colour, depth. The tile count
-// is computed from the stored outputs (conic, mean2d, tau, radii) exactly as isect_fwd
-// recomputes it, so the two always agree.
+// projection, conic, opacity (compensated for the low-pass in antialiased mode), opacity-aware
+// extent, exact tile count, SH colour, depth. The tile count is computed from the stored outputs
+// (conic, mean2d, tau, radii) exactly as isect_fwd recomputes it, so the two always agree.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_ballot : require
 #include "common.glsl"
@@ -68,9 +68,15 @@ void main()
     Proj2 pr = project_point(p, cam);
     // cov2d = (J R M)(J R M)^T: one 2x3 product, symmetric by construction.
     mat3x2 T = pr.J * R * M;
-    float a, b, c, det;
-    blurred_cov2d(T, a, b, c, det);
+    float a, b, c, det, det0;
+    blurred_cov2d(T, a, b, c, det, det0);
     float alpha = sigmoid(o);
+    // antialiased: det0 / det, kept in the record for the backward (0 in classic mode)
+    float ratio = 0.0;
+    if (frame.antialiased != 0u) {
+        ratio = det0 / det;
+        alpha *= aa_compensation(ratio);
+    }
     if (!(det > 0.0) || !(alpha >= ALPHA_MIN)) {
         cull(i);
         return;
@@ -103,6 +109,6 @@ void main()
     tiles_touched[i] = count;
     proj[3u * i + 0u] = vec4(pr.mean2d, p.z, alpha);
     proj[3u * i + 1u] = vec4(conic, tau);
-    proj[3u * i + 2u] = vec4(rgb, 0.0);
+    proj[3u * i + 2u] = vec4(rgb, ratio);
     radii[i] = radius;
 }

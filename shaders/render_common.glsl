@@ -48,10 +48,11 @@ Proj2 project_point(vec3 p, splat_gpu_camera c)
     return o;
 }
 
-// The blurred 2D covariance (a, b, c) = T T^T + EPS2D I of the 2x3 factor T = J R M, and its
-// determinant. a c - b^2 cancels badly in float for needle-shaped Gaussians; Lagrange's
-// identity |r0|^2 |r1|^2 - (r0.r1)^2 = |r0 x r1|^2 gives it as a sum of positive terms.
-void blurred_cov2d(mat3x2 T, out float a, out float b, out float c, out float det)
+// The blurred 2D covariance (a, b, c) = T T^T + EPS2D I of the 2x3 factor T = J R M, its
+// determinant, and det0, the determinant before the blur. a c - b^2 cancels badly in float for
+// needle-shaped Gaussians; Lagrange's identity |r0|^2 |r1|^2 - (r0.r1)^2 = |r0 x r1|^2 gives it
+// as a sum of positive terms.
+void blurred_cov2d(mat3x2 T, out float a, out float b, out float c, out float det, out float det0)
 {
     vec3 r0 = vec3(T[0][0], T[1][0], T[2][0]), r1 = vec3(T[0][1], T[1][1], T[2][1]);
     float a0 = dot(r0, r0), c0 = dot(r1, r1);
@@ -60,7 +61,31 @@ void blurred_cov2d(mat3x2 T, out float a, out float b, out float c, out float de
     a = a0 + e;
     b = dot(r0, r1);
     c = c0 + e;
-    det = dot(x, x) + e * (a0 + c0) + e * e;
+    det0 = dot(x, x);
+    det = det0 + e * (a0 + c0) + e * e;
+}
+
+// Antialiased mode (docs/RASTER.md 1.5): the opacity factor sqrt(max(ratio, MIN^2)), ratio =
+// det0 / det, that keeps a Gaussian's integral through the low-pass.
+const float MIN_COMP2 = float(SPLAT_MIN_COMPENSATION * SPLAT_MIN_COMPENSATION);
+
+float aa_compensation(float ratio) { return sqrt(max(ratio, MIN_COMP2)); }
+
+// The gradient of the ratio det0 / det with respect to the covariance, as the symmetric G of
+// project_bwd (the off-diagonal's share halved in each of its two places). With (a0, b, c0) the
+// covariance before the blur, the quotient rule's differences come out as sums of positive terms
+// (no cancellation in float):
+//   d/da = e (c0 (c0 + e) + b^2) / det^2,  d/dc = e (a0 (a0 + e) + b^2) / det^2,
+//   d/db = -2 b e (a0 + c0 + e) / det^2
+// `inv_det` is 1 / det.
+mat2 aa_ratio_grad(mat3x2 T, float inv_det)
+{
+    vec3 r0 = vec3(T[0][0], T[1][0], T[2][0]), r1 = vec3(T[0][1], T[1][1], T[2][1]);
+    float a0 = dot(r0, r0), c0 = dot(r1, r1), b = dot(r0, r1);
+    const float e = float(SPLAT_EPS2D);
+    float k = e * inv_det * inv_det;  // not e / det^2, which overflows for image-sized Gaussians
+    float gb = -b * (a0 + c0 + e) * k;
+    return mat2((c0 * (c0 + e) + b * b) * k, gb, gb, (a0 * (a0 + e) + b * b) * k);
 }
 
 // Power of a Gaussian with conic (A, B, C) at offset d = mean2d - pixel.

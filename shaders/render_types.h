@@ -23,6 +23,7 @@ typedef float f32;
 #define SPLAT_ALPHA_MAX 0.999
 #define SPLAT_T_MIN 1e-4
 #define SPLAT_SIGMA_CAP 3.0
+#define SPLAT_MIN_COMPENSATION 0.005
 
 /* A camera as the GPU reads it (see splat_camera). */
 SPLAT_STRUCT(splat_gpu_camera)
@@ -45,6 +46,7 @@ SPLAT_STRUCT(splat_frame)
     u32 tiles_x, tiles_y;    /* of this camera's image */
     u32 cap;                 /* max Gaussians per tile, 0 = unlimited */
     u32 n_gaussians;         /* rows of the scene in use */
+    u32 antialiased;         /* 1: opacities scaled by the low-pass's compensation (splat_rasterize_mode) */
 };
 
 /* Counters the GPU writes and the host reads when it retires a submission. */
@@ -67,7 +69,8 @@ SPLAT_STRUCT(splat_render_push)
     u32 dummy_tile;          /* a tile id past every real one: where padding entries sort */
 };
 
-/* Per-Gaussian record the preprocess writes for the rasterizer, as 3 vec4. */
+/* Per-Gaussian record the preprocess writes for the rasterizer, as 3 vec4: (mean2d, depth,
+ * alpha), (conic, tau'), (rgb, det0 / det in antialiased mode for project_bwd, else 0). */
 #define SPLAT_PROJ_VEC4 3
 
 /* Binding slots, one block per stage: the shader declares layout(binding = <STAGE>_<NAME>) and

@@ -241,6 +241,7 @@ bool t_ref_render(t_ref *ref, const splat_scene *scene, const splat_camera *cam,
     ref->set.sh_degree = splat__sh_degree(opts);
     memcpy(ref->set.background, opts->background, sizeof ref->set.background);
     ref->set.cap = opts->max_gaussians_per_tile;
+    ref->set.rasterize_mode = opts->rasterize_mode;
     splat_error err = {0};
     ref->proj = calloc(scene->count + 1, sizeof *ref->proj);
     splat__ref_preprocess(scene, cam, &ref->set, ref->proj);

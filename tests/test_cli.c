@@ -631,3 +631,107 @@ SPLAT_TEST(cli_train_mcmc)
     T_CHECK(size[0] == size[1] && memcmp(ply[0], ply[1], size[0]) == 0, "two runs wrote different scenes");
     splat__free(ply[0]), splat__free(ply[1]);
 }
+
+/* The pixels of two PNGs that differ (UINT32_MAX when either is missing or their sizes differ). */
+static uint32_t png_diff(const char *a, const char *b)
+{
+    splat_image x = {0}, y = {0};
+    splat_error err = {0};
+    uint32_t differ = UINT32_MAX;
+    if (splat__image_load(a, &x, &err) == SPLAT_OK && splat__image_load(b, &y, &err) == SPLAT_OK && x.width == y.width &&
+        x.height == y.height) {
+        differ = 0;
+        for (uint64_t p = 0; p < (uint64_t)x.width * x.height; p++) differ += memcmp(&x.rgba[4 * p], &y.rgba[4 * p], 4) != 0;
+    }
+    splat__image_free(&x);
+    splat__image_free(&y);
+    return differ;
+}
+
+/* Antialiased training end to end: `train --antialiased` writes the mode as a PLY comment; render
+ * and eval take it from there (render: the same images as an explicit --antialiased, other images
+ * than the same PLY without its comment, which a viewer that does not know the mode sees, and
+ * where an explicit --antialiased brings it back; eval: the PSNR training reported, and another
+ * without the comment); a checkpoint keeps it when the run resumes without the flag. */
+SPLAT_TEST(cli_antialiased)
+{
+    const char *dir = cli_demo("demo", 32, 8);
+    if (!dir) return;
+    char a[600], c[600], args[2400], ply[800], plain[800], *out;
+    snprintf(a, sizeof a, "%s", splat_test_path("aa"));
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 30 --eval --antialiased --checkpoint-every 30 -q", dir, a);
+    T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
+    free(out);
+    snprintf(ply, sizeof ply, "%s/point_cloud.ply", a);
+    char *text = read_text(ply);
+    T_REQUIRE(text);
+    const char *comment = "\ncomment splatc rasterize_mode antialiased\n", *end = strstr(text, "end_header\n");
+    const char *at = strstr(text, comment);
+    T_CHECK(at && end && at < end, "no rasterize mode comment in the PLY header:\n%.400s", text);
+    free(text);
+    splat_scene s;
+    splat_error err = {0};
+    T_OK(splat_scene_load_ply(ply, &s, &err), &err);
+    T_CHECK(s.rasterize_mode == SPLAT_RASTERIZE_ANTIALIASED, "read back as mode %d", (int)s.rasterize_mode);
+    /* the same file without the comment: what a viewer that skips comments renders */
+    snprintf(plain, sizeof plain, "%s/plain.ply", a);
+    s.rasterize_mode = SPLAT_RASTERIZE_CLASSIC;
+    T_OK(splat_scene_save_ply(plain, &s, &err), &err);
+    splat_scene_free(&s);
+
+    /* render: the PLY's mode, an explicit --antialiased, the plain copy with and without it */
+    const struct {
+        const char *ply, *flag, *dir;
+    } runs[] = {{ply, "", "r_file"}, {ply, "--antialiased", "r_flag"}, {plain, "", "r_plain"}, {plain, "--antialiased", "r_plain_flag"}};
+    for (size_t k = 0; k < SPLAT_COUNTOF(runs); k++) {
+        snprintf(args, sizeof args, "render '%s' --cameras '%s/cameras.json' %s -o '%s/%s' -q", runs[k].ply, a, runs[k].flag,
+                 a, runs[k].dir);
+        T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
+        free(out);
+    }
+    uint32_t same_flag = 0, same_plain_flag = 0, differ_plain = 0;
+    for (int v = 0; v < 8; v++) {
+        char p0[900], p1[900];
+        snprintf(p0, sizeof p0, "%s/r_file/view_%03d.png", a, v);
+        snprintf(p1, sizeof p1, "%s/r_flag/view_%03d.png", a, v);
+        same_flag += png_diff(p0, p1);
+        snprintf(p1, sizeof p1, "%s/r_plain_flag/view_%03d.png", a, v);
+        same_plain_flag += png_diff(p0, p1);
+        snprintf(p1, sizeof p1, "%s/r_plain/view_%03d.png", a, v);
+        differ_plain += png_diff(p0, p1);
+    }
+    printf("  pixels of 8 views that differ from the PLY's mode: --antialiased %u, the plain copy %u, the plain copy "
+           "with --antialiased %u\n", same_flag, differ_plain, same_plain_flag);
+    T_CHECK(same_flag == 0 && same_plain_flag == 0, "antialiased renders differ: %u, %u pixels", same_flag, same_plain_flag);
+    T_CHECK(differ_plain > 8 * 32 * 24 / 10 && differ_plain != UINT32_MAX, "the plain mode differs in only %u pixels",
+            differ_plain);
+
+    /* eval: the mode the PLY says, as training evaluated it */
+    snprintf(args, sizeof args, "%s/metrics.json", a);
+    char *m = read_text(args);
+    double trained = number_after(m, "\"psnr\":");
+    free(m);
+    double psnr[2];
+    const char *evals[2] = {ply, plain};
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args, "eval '%s' '%s' --eval", evals[k], dir);
+        T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
+        psnr[k] = number_after(out, "PSNR ");
+        free(out);
+    }
+    printf("  held-out PSNR: training %.4f, eval %.4f, the plain copy %.4f\n", trained, psnr[0], psnr[1]);
+    T_CHECK(fabs(psnr[0] - trained) < 1e-3, "eval %.4f, training %.4f", psnr[0], trained);
+    T_CHECK(fabs(psnr[1] - trained) > 1e-2, "the plain mode evaluates as the antialiased one: %.4f", psnr[1]);
+
+    /* a checkpoint keeps the mode: resumed without --antialiased, the run goes on antialiased */
+    snprintf(c, sizeof c, "%s", splat_test_path("resumed"));
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 32 --eval --resume '%s/checkpoint.ckpt' -q", dir, c, a);
+    snprintf(ply, sizeof ply, "%s/checkpoint.ckpt", a);
+    T_REQUIRE(exists(ply), "no checkpoint at the end of the run");
+    T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
+    free(out);
+    snprintf(ply, sizeof ply, "%s/point_cloud.ply", c);
+    T_OK(splat_scene_load_ply(ply, &s, &err), &err);
+    T_CHECK(s.rasterize_mode == SPLAT_RASTERIZE_ANTIALIASED, "the resumed run saved mode %d", (int)s.rasterize_mode);
+    splat_scene_free(&s);
+}

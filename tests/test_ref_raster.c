@@ -227,6 +227,10 @@ typedef enum fd_scene {
     /* Gaussians 0 and 1 centred near one pixel centre with opacity > ALPHA_MAX, so that alpha is
      * clamped there and the loop stops at Gaussian 1 (next_T <= T_MIN) around it. */
     FD_CLAMP,
+    /* Antialiased mode; every fourth Gaussian is 0.1 to 0.7 px wide (the compensation well
+     * below 1) and every fourth more 0.002 to 0.02 px and nearly opaque (the compensation at its
+     * floor, yet visible). */
+    FD_AA,
 } fd_scene;
 
 /* A smooth random case in front of a random camera on a small image. Fills the weights (zero
@@ -238,6 +242,7 @@ static bool fd_case_init(fd_case *fc, fd_scene kind, uint32_t n, uint32_t degree
     splat_error err = {0};
     fc->cam = random_camera(20, 40);
     fc->set = random_settings(degree, 0);
+    if (kind == FD_AA) fc->set.rasterize_mode = SPLAT_RASTERIZE_ANTIALIASED;
     if (splat_scene_init(&fc->scene, n, &err) != SPLAT_OK) return false;
     fc->scene.count = n;
     double lim_neg[2], lim_pos[2];
@@ -263,6 +268,12 @@ static bool fd_case_init(fd_case *fc, fd_scene kind, uint32_t n, uint32_t degree
             ux = (px - fc->cam.cx) / fc->cam.fx, uy = (py - fc->cam.cy) / fc->cam.fy;
             for (int k = 0; k < 3; k++) std_px[k] = t_uniform(3, 6);
             logit = t_uniform(8, 10);
+        }
+        if (kind == FD_AA && i % 4 == 1)
+            for (int k = 0; k < 3; k++) std_px[k] = t_uniform(0.1, 0.7);
+        if (kind == FD_AA && i % 4 == 2) {
+            for (int k = 0; k < 3; k++) std_px[k] = t_uniform(0.002, 0.02);
+            logit = t_uniform(4, 8);
         }
         set_gaussian(&fc->scene, i, &fc->cam, z, ux, uy, std_px, logit, 0.4);
     }
@@ -453,7 +464,92 @@ SPLAT_TEST(ref_raster_fd_alpha_clamp)
             st.skipped);
 }
 
+/* Antialiased mode: every group, the compensation's gradient included, on scenes whose
+ * compensations span (0.005, 1) and its floor. */
+SPLAT_TEST(ref_raster_fd_antialiased)
+{
+    fd_stats st = {0};
+    int low = 0, floor = 0;
+    for (uint32_t degree = 0; degree <= 3; degree++) {
+        fd_case fc;
+        bool ok = fd_case_init(&fc, FD_AA, 8, degree);
+        for (uint32_t i = 0; ok && i < fc.scene.count; i++) {
+            low += fc.proj[i].visible && fc.proj[i].compensation < 0.5 && fc.proj[i].compensation > SPLAT_REF_MIN_COMPENSATION;
+            floor += fc.proj[i].visible && fc.proj[i].compensation == SPLAT_REF_MIN_COMPENSATION;
+        }
+        for (fd_group g = FD_MEANS; ok && g <= FD_MEAN2D; g++) fd_check(&fc, g, &st);
+        fd_case_free(&fc);
+        T_REQUIRE(ok, "out of memory setting up the case");
+    }
+    printf("  %d checked, %d skipped (borderline), worst rel err %.3g at %s; visible: %d with compensation below 0.5, "
+           "%d at the floor\n", st.checked, st.skipped, st.worst, st.where, low, floor);
+    T_CHECK(low >= 2 && floor >= 1, "the scenes miss a regime of the compensation (%d below 0.5, %d at the floor)", low,
+            floor);
+    T_CHECK(st.checked > 0 && st.skipped * 4 < st.checked + st.skipped, "%d checked, %d skipped", st.checked,
+            st.skipped);
+}
+
 /* ------------------------------------------------------------------ closed forms */
+
+/* The antialiased compensation sqrt(max(det0 / det, 0.005^2)) for 2D covariances computed by
+ * hand: a Gaussian on the optical axis (fx = fy = 32, z = 4, a signed-permutation camera), its
+ * standard deviations s (x, y axes, scale s z / fx) rotated in the image plane by a quaternion
+ * about the camera's axis, so cov0 = Rot diag(s_x^2, s_y^2) Rot^T exactly:
+ *   s = (0.5, 0.5):  det0 = 0.0625, det = 0.55^2,          compensation 0.25 / 0.55 = 5/11
+ *   s = (1, 0.5), turned 45 degrees: cov0 = (0.625, 0.375, 0.625), det0 = 0.25, det = 0.925^2 -
+ *                   0.375^2 = 0.715,                     compensation sqrt(0.25 / 0.715)
+ *   s = (0.001, 0.001): det0 / det ~ 1e-11 < 0.005^2,   compensation 0.005 (the floor)
+ * and the opacity the rasterizer blends is sigmoid(logit) times it; classic mode's is 1. */
+SPLAT_TEST(ref_raster_aa_compensation_known)
+{
+    static const struct {
+        double sx, sy, turn, cov[3], want;
+    } cases[] = {
+        {0.5, 0.5, 0, {0.25, 0, 0.25}, 5.0 / 11.0},
+        {1, 0.5, 45, {0.625, 0.375, 0.625}, 0.59131239598908}, /* sqrt(0.25 / 0.715) */
+        {0.001, 0.001, 30, {1e-6, 0, 1e-6}, 0.005},
+    };
+    T_CHECK(fabs(cases[1].want - sqrt(0.25 / 0.715)) < 1e-13, "the table's second value");
+    for (size_t k = 0; k < SPLAT_COUNTOF(cases); k++) {
+        splat_camera cam = {0};
+        cam.width = 40, cam.height = 30, cam.fx = cam.fy = 32, cam.cx = 20, cam.cy = 15;
+        axis_rotation(&cam);
+        splat_scene s;
+        splat_error err = {0};
+        T_OK(splat_scene_init(&s, 1, &err), &err);
+        s.count = 1;
+        set_mean_from_camera(&s, 0, &cam, (double[3]){0, 0, 4});
+        /* the camera's x and y are world x and y up to sign and order (R's third row is +-z), so
+         * a turn about world z is one about the camera's axis; the cases' covariances have equal
+         * diagonals, so sign and order change only the sign of b */
+        s.log_scales[0] = (float)log(cases[k].sx * 4 / 32);
+        s.log_scales[1] = (float)log(cases[k].sy * 4 / 32);
+        s.log_scales[2] = (float)log(0.7);
+        double h = cases[k].turn * 3.14159265358979323846 / 360;
+        s.quats[0] = (float)cos(h), s.quats[1] = s.quats[2] = 0, s.quats[3] = (float)sin(h);
+        s.opacities[0] = (float)t_uniform(3, 6);
+        for (int c = 0; c < 48; c++) s.sh[c] = 0;
+        for (int mode = 0; mode < 2; mode++) {
+            splat_ref_settings set = random_settings(0, 0);
+            set.rasterize_mode = mode ? SPLAT_RASTERIZE_ANTIALIASED : SPLAT_RASTERIZE_CLASSIC;
+            splat_ref_proj p;
+            splat__ref_preprocess(&s, &cam, &set, &p);
+            double want = mode ? cases[k].want : 1;
+            const double *c0 = cases[k].cov;
+            T_CHECK(fabs(p.cov2d[0] - 0.3 - c0[0]) <= 1e-6 * (c0[0] + 0.3) && fabs(fabs(p.cov2d[1]) - c0[1]) <= 1e-6 &&
+                        fabs(p.cov2d[2] - 0.3 - c0[2]) <= 1e-6 * (c0[2] + 0.3),
+                    "case %zu: cov2d %.9g %.9g %.9g, want %g %g %g (+ 0.3 on the diagonal)", k, p.cov2d[0], p.cov2d[1],
+                    p.cov2d[2], c0[0], c0[1], c0[2]);
+            /* the scales pass through float: a relative 1e-7 */
+            T_CHECK(p.projected && fabs(p.compensation - want) <= 1e-6 * want, "case %zu %s: compensation %.15g, want %.15g",
+                    k, mode ? "antialiased" : "classic", p.compensation, want);
+            T_CHECK(fabs(p.opacity - sigmoid(s.opacities[0]) * want) <= 1e-6 * p.opacity, "case %zu: opacity %.15g", k,
+                    p.opacity);
+            if (k == 2 && mode) T_CHECK(p.compensation == 0.005, "the floor is exact: %.17g", p.compensation);
+        }
+        splat_scene_free(&s);
+    }
+}
 
 /* One isotropic Gaussian, identity rotation, on the optical axis of a camera whose rotation is a
  * signed permutation (so every input is exact and p = (0, 0, z) exactly): mean2d, the 2D

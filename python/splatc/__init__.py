@@ -65,8 +65,8 @@ class _Camera(ctypes.Structure):
 
 
 class _Scene(ctypes.Structure):
-    _fields_ = [("count", _u32), ("capacity", _u32), ("sh_degree", _u32), ("means", _fptr), ("log_scales", _fptr),
-                ("quats", _fptr), ("opacities", _fptr), ("sh", _fptr)]
+    _fields_ = [("count", _u32), ("capacity", _u32), ("sh_degree", _u32), ("rasterize_mode", _enum), ("means", _fptr),
+                ("log_scales", _fptr), ("quats", _fptr), ("opacities", _fptr), ("sh", _fptr)]
 
 
 class _DeviceInfo(ctypes.Structure):
@@ -80,7 +80,8 @@ class _CtxDesc(ctypes.Structure):
 
 
 class _RenderDesc(ctypes.Structure):
-    _fields_ = [("sh_degree", _u32), ("background", _f32 * 3), ("max_gaussians_per_tile", _u32), ("sh_half", _bool)]
+    _fields_ = [("sh_degree", _u32), ("background", _f32 * 3), ("max_gaussians_per_tile", _u32), ("sh_half", _bool),
+                ("rasterize_mode", _enum)]
 
 
 class _TrainProgress(ctypes.Structure):
@@ -366,6 +367,16 @@ class Camera:
         return f"Camera({self.width}x{self.height}, fx={self.fx:g}, fy={self.fy:g}, cx={self.cx:g}, cy={self.cy:g})"
 
 
+_MODES = ("classic", "antialiased")  # splat_rasterize_mode
+
+
+def _mode(name):
+    """splat_rasterize_mode of "classic" or "antialiased"."""
+    if name not in _MODES:
+        raise ValueError(f"rasterize_mode must be 'classic' or 'antialiased', got {name!r}")
+    return _MODES.index(name)
+
+
 class Scene:
     """Gaussians in host memory (splat_scene), float32 arrays of N rows:
 
@@ -375,11 +386,13 @@ class Scene:
         opacities   [N]       logits: opacity = 1 / (1 + exp(-logit))
         sh          [N,16,3]  SH coefficients, coefficient-major, channel-minor
         sh_degree   0..3      the degree the scene has
+        rasterize_mode        "classic" or "antialiased": the mode it was trained in (a PLY records
+                              it), which render() uses unless told otherwise
 
     sh may be given as [N,K,3] with K = 1, 4, 9 or 16 (degree 0..3): the rest is zero, and
     sh_degree defaults to that degree."""
 
-    def __init__(self, means, log_scales, quats, opacities, sh, sh_degree=None):
+    def __init__(self, means, log_scales, quats, opacities, sh, sh_degree=None, rasterize_mode="classic"):
         self.means = _floats(means, (None, 3), "means")
         n = self.means.shape[0]
         self.log_scales = _floats(log_scales, (n, 3), "log_scales")
@@ -395,6 +408,8 @@ class Scene:
         self.sh_degree = math.isqrt(k) - 1 if sh_degree is None else int(sh_degree)
         if not 0 <= self.sh_degree <= 3:
             raise ValueError(f"sh_degree must be 0..3, got {self.sh_degree}")
+        _mode(rasterize_mode)
+        self.rasterize_mode = rasterize_mode
 
     @property
     def count(self):
@@ -404,11 +419,12 @@ class Scene:
         return self.count
 
     def __repr__(self):
-        return f"Scene({self.count} Gaussians, SH degree {self.sh_degree})"
+        aa = ", antialiased" if self.rasterize_mode == "antialiased" else ""
+        return f"Scene({self.count} Gaussians, SH degree {self.sh_degree}{aa})"
 
     def copy(self):
         return Scene(self.means.copy(), self.log_scales.copy(), self.quats.copy(), self.opacities.copy(),
-                     self.sh.copy(), self.sh_degree)
+                     self.sh.copy(), self.sh_degree, self.rasterize_mode)
 
     def save_ply(self, path):
         """Writes the PLY layout viewers read (atomically)."""
@@ -421,8 +437,8 @@ class Scene:
     def _c(self):
         """A splat_scene over this scene's arrays (they stay alive while self does)."""
         n = self.count
-        return _Scene(n, n, self.sh_degree, _ptr(self.means), _ptr(self.log_scales), _ptr(self.quats),
-                      _ptr(self.opacities), _ptr(self.sh))
+        return _Scene(n, n, self.sh_degree, _mode(self.rasterize_mode), _ptr(self.means), _ptr(self.log_scales),
+                      _ptr(self.quats), _ptr(self.opacities), _ptr(self.sh))
 
     @classmethod
     def _take(cls, cs):
@@ -436,7 +452,7 @@ class Scene:
                 return np.ctypeslib.as_array(p, shape=(n,) + shape).copy()
 
             return cls(arr(cs.means, 3), arr(cs.log_scales, 3), arr(cs.quats, 4), arr(cs.opacities),
-                       arr(cs.sh, SH_COEFFS, 3), min(cs.sh_degree, 3))
+                       arr(cs.sh, SH_COEFFS, 3), min(cs.sh_degree, 3), _MODES[cs.rasterize_mode])
         finally:
             _lib.splat_scene_free(ctypes.byref(cs))
 
@@ -513,10 +529,12 @@ def make_demo(path, width=0, height=0, n_views=0, ctx=None):
 # ------------------------------------------------------------------ rendering
 
 
-def _render_desc(sh_degree=None, background=None, max_gaussians_per_tile=0, sh_half=False):
+def _render_desc(sh_degree=None, background=None, max_gaussians_per_tile=0, sh_half=False, rasterize_mode=None):
     """A splat_render_desc. sh_degree: None for every degree the scene has, 0..3 for that degree
-    (0 is degree 0 here, as on the command line: SPLAT_SH_DEGREE_0)."""
+    (0 is degree 0 here, as on the command line: SPLAT_SH_DEGREE_0); rasterize_mode: None or
+    "classic", "antialiased"."""
     d = _RenderDesc()
+    d.rasterize_mode = _mode(rasterize_mode or "classic")
     if sh_degree is not None:
         if sh_degree not in (0, 1, 2, 3):
             raise ValueError(f"sh_degree must be None or 0..3, got {sh_degree!r}")
@@ -543,13 +561,16 @@ def _camera(camera):
     return camera
 
 
-def render(scene, camera, *, sh_degree=None, background=None, max_gaussians_per_tile=0, sh_half=False, ctx=None):
+def render(scene, camera, *, sh_degree=None, background=None, max_gaussians_per_tile=0, sh_half=False,
+           rasterize_mode=None, ctx=None):
     """Renders a Scene from a Camera: an image [H,W,3] float32 (a list of them for a list of
     cameras). sh_degree None: all the scene has; background (r,g,b) in [0,1], None: black;
-    max_gaussians_per_tile 0: unlimited; sh_half: SH stored as half floats on the device."""
+    max_gaussians_per_tile 0: unlimited; sh_half: SH stored as half floats on the device;
+    rasterize_mode None: the scene's (scene.rasterize_mode), or "classic", "antialiased"
+    (docs/RASTER.md 1.5)."""
     _scene(scene)
     cams = [_camera(c) for c in camera] if isinstance(camera, (list, tuple)) else [_camera(camera)]
-    desc = _render_desc(sh_degree, background, max_gaussians_per_tile, sh_half)
+    desc = _render_desc(sh_degree, background, max_gaussians_per_tile, sh_half, rasterize_mode or scene.rasterize_mode)
     carr = (_Camera * max(len(cams), 1))(*[c._c() for c in cams])
     images = (_fptr * max(len(cams), 1))()
     cs, err = scene._c(), _Error()
@@ -572,7 +593,7 @@ dL/d(quats), dL/d(opacity logits) and dL/d(SH) (zero above the rendered degree).
 
 
 def render_backward(scene, camera, d_rgb, d_alpha=None, *, sh_degree=None, background=None, max_gaussians_per_tile=0,
-                    sh_half=False, ctx=None):
+                    sh_half=False, rasterize_mode=None, ctx=None):
     """The rasterizer's backward: given dL/d(image) d_rgb [H,W,3] and dL/d(alpha) d_alpha [H,W]
     (None: zero) of a scalar loss L of the render of `scene` from `camera`, returns Backward(image,
     alpha, grads). Options as render's. Deterministic: the same inputs give the same bits."""
@@ -581,7 +602,7 @@ def render_backward(scene, camera, d_rgb, d_alpha=None, *, sh_degree=None, backg
     h, w = camera.height, camera.width
     d_rgb = _floats(d_rgb, (h, w, 3), "d_rgb")
     d_alpha = None if d_alpha is None else _floats(d_alpha, (h, w), "d_alpha")
-    desc = _render_desc(sh_degree, background, max_gaussians_per_tile, sh_half)
+    desc = _render_desc(sh_degree, background, max_gaussians_per_tile, sh_half, rasterize_mode or scene.rasterize_mode)
     image, alpha = np.empty((h, w, 3), np.float32), np.empty((h, w), np.float32)
     cs, grads, cam, err = scene._c(), _Scene(), camera._c(), _Error()
     st = _lib.splat_render_backward(_ctx(ctx), ctypes.byref(cs), ctypes.byref(cam), ctypes.byref(desc), _ptr(d_rgb),
@@ -608,15 +629,17 @@ class Trainer:
         background       None or "auto": white for images with alpha, else black; (r,g,b): that
                          colour; "random": a random colour every step
         max_gaussians_per_tile              render.max_gaussians_per_tile
+        rasterize_mode   None or "classic", "antialiased" (render.rasterize_mode; a scene or
+                         checkpoint trained antialiased goes on so)
         strategy         None or "default" (gsplat's default), or "mcmc" (its MCMCStrategy)
         progress         a function called with a dict (step, steps, loss, psnr, n_gaussians,
                          iters_per_sec, eta_sec) every progress_ms; the latest is also .progress
 
     The dataset is loaded and the Gaussians initialised here."""
 
-    _OPTIONS = ("images_factor", "eval", "steps", "sh_degree", "background", "max_gaussians_per_tile", "strategy",
-                "seed", "init_points", "init_ply", "progress", "progress_ms", "profile", "refine_start", "refine_every",
-                "refine_stop", "reset_every", "max_gaussians", "isect_capacity", "stream_images")
+    _OPTIONS = ("images_factor", "eval", "steps", "sh_degree", "background", "max_gaussians_per_tile", "rasterize_mode",
+                "strategy", "seed", "init_points", "init_ply", "progress", "progress_ms", "profile", "refine_start",
+                "refine_every", "refine_stop", "reset_every", "max_gaussians", "isect_capacity", "stream_images")
 
     def __init__(self, data, ctx=None, **options):
         unknown = sorted(set(options) - set(self._OPTIONS))
@@ -642,7 +665,7 @@ class Trainer:
             bg = None
         elif bg is not None:
             d.background = _BACKGROUND["color"]
-        d.render = _render_desc(o["sh_degree"], bg, o["max_gaussians_per_tile"])
+        d.render = _render_desc(o["sh_degree"], bg, o["max_gaussians_per_tile"], rasterize_mode=o["rasterize_mode"])
         if o["strategy"] not in _STRATEGY:
             raise ValueError(f"strategy must be None, 'default' or 'mcmc', got {o['strategy']!r}")
         d.strategy = _STRATEGY[o["strategy"]]

@@ -14,6 +14,8 @@ splat_status splat__render_options(const splat_render_desc *in, uint32_t scene_d
         if (!isfinite(out->background[c]))
             return splat__fail(err, SPLAT_ERR_INVALID_ARG, "render: background component %d is %g", c,
                                (double)out->background[c]);
+    if ((unsigned)out->rasterize_mode >= SPLAT_RASTERIZE_MODE_COUNT)
+        return splat__fail(err, SPLAT_ERR_INVALID_ARG, "render: unknown rasterize mode %d", (int)out->rasterize_mode);
     /* 0: all the scene has; never more than the scene has; at most 3 */
     uint32_t want = out->sh_degree == SPLAT_SH_DEGREE_0 ? 0 : out->sh_degree ? out->sh_degree : 3;
     uint32_t d = SPLAT_MIN(SPLAT_MIN(want, scene_degree), 3u);

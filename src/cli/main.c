@@ -488,6 +488,9 @@ static int cmd_train(int argc, char **argv)
                    "                      densify every N steps after step START until STOP (default 500, 100,\n"
                    "                      15000; mcmc: 25000)\n"
                    "  --max-gaussians-per-tile N   depth-sorted per-tile cap (default 0: none)\n"
+                   "  --antialiased       antialiased rasterization (gsplat's, Mip-Splatting's 2D filter): renders at\n"
+                   "                      other resolutions alias less. The PLY records it; render and eval use it,\n"
+                   "                      and --resume and --init-ply keep it\n"
                    "  --white-background  composite on white (the default for images with alpha, e.g. NeRF-synthetic)\n"
                    "  --background R,G,B  composite on this colour, each in [0,1] (default black, or white for images\n"
                    "                      with alpha)\n"
@@ -565,6 +568,7 @@ static int cmd_train(int argc, char **argv)
             if (strcmp(a, "--eval") == 0) desc.eval = true;
             else if (strcmp(a, "--white-background") == 0) set_white(&desc);
             else if (strcmp(a, "--random-background") == 0) desc.background = SPLAT_BACKGROUND_RANDOM;
+            else if (strcmp(a, "--antialiased") == 0) desc.render.rasterize_mode = SPLAT_RASTERIZE_ANTIALIASED;
             else if (strcmp(a, "--no-renders") == 0) renders = false;
             else if (strcmp(a, "--profile") == 0) desc.profile = true;
             else if (a[0] != '-' && !desc.data) desc.data = a;
@@ -829,6 +833,7 @@ static int cmd_render(int argc, char **argv)
     uint32_t orbit = 0, fps = 30;
     orbit_desc od_orbit = {0};
     splat_render_desc rd = {0};
+    bool antialiased = false;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -851,6 +856,8 @@ static int cmd_render(int argc, char **argv)
                    "  --sh-degree D       active SH degree (default: all the scene has)\n"
                    "  --background R,G,B  background colour in [0,1] (default 0,0,0)\n"
                    "  --max-gaussians-per-tile N\n"
+                   "  --antialiased       antialiased rasterization (default: the mode the scene was trained in,\n"
+                   "                      which its PLY records)\n"
                    "  --sh-half           store SH coefficients as half floats on the GPU (half the memory)\n%s",
                    k_common_help);
             return 0;
@@ -892,6 +899,7 @@ static int cmd_render(int argc, char **argv)
             if (!parse_rgb(v, rd.background)) return usage_error("render", "--background expects R,G,B in [0,1], got '%s'", v);
             i++;
         } else if (strcmp(a, "--sh-half") == 0) rd.sh_half = true;
+        else if (strcmp(a, "--antialiased") == 0) antialiased = true;
         else if (strcmp(a, "--no-video") == 0) no_video = true;
         else if (a[0] != '-' && !ply) ply = a;
         else return usage_error("render", "unknown or incomplete option '%s'", a);
@@ -908,6 +916,7 @@ static int cmd_render(int argc, char **argv)
     splat_scene scene = {0};
     if (!load_scene(ply, &scene)) return 1;
     if (scene.count == 0) fprintf(stderr, "splatc: warning: %s has no Gaussians: every render is the background\n", ply);
+    rd.rasterize_mode = antialiased ? SPLAT_RASTERIZE_ANTIALIASED : scene.rasterize_mode;
     splat_camera *cams = &one, *given = NULL;
     char **names = NULL;
     uint32_t n = 1, n_given = 0;
@@ -994,6 +1003,7 @@ static int cmd_view(int argc, char **argv)
     const char *ply = NULL, *cams_path = NULL;
     splat_viewer_desc vd = {0};
     splat_render_desc rd = {0};
+    bool antialiased = false;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -1008,6 +1018,8 @@ static int cmd_view(int argc, char **argv)
                    "  --sh-degree D       active SH degree (default: all the scene has)\n"
                    "  --background R,G,B  background colour in [0,1] (default 0,0,0)\n"
                    "  --max-gaussians-per-tile N\n"
+                   "  --antialiased       antialiased rasterization (default: the mode the scene was trained in,\n"
+                   "                      which its PLY records)\n"
                    "  --sh-half           store SH coefficients as half floats on the GPU\n%s",
                    k_common_help);
             return 0;
@@ -1036,6 +1048,7 @@ static int cmd_view(int argc, char **argv)
             if (!parse_rgb(v, rd.background)) return usage_error("view", "--background expects R,G,B in [0,1], got '%s'", v);
             i++;
         } else if (strcmp(a, "--sh-half") == 0) rd.sh_half = true;
+        else if (strcmp(a, "--antialiased") == 0) antialiased = true;
         else if (a[0] != '-' && !ply) ply = a;
         else return usage_error("view", "unknown or incomplete option '%s'", a);
     }
@@ -1043,6 +1056,7 @@ static int cmd_view(int argc, char **argv)
     splat_error err = {0};
     splat_scene scene = {0};
     if (!load_scene(ply, &scene)) return 1;
+    rd.rasterize_mode = antialiased ? SPLAT_RASTERIZE_ANTIALIASED : scene.rasterize_mode;
     splat_camera *cams = NULL;
     uint32_t n = 0;
     if (cams_path && splat_read_cameras(cams_path, &cams, &n, &err) != SPLAT_OK) {
@@ -1084,10 +1098,11 @@ static int cmd_eval(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: splatc eval SCENE DATA [--eval] [--images-factor N] [-o DIR]\n\n"
+            printf("usage: splatc eval SCENE DATA [--eval] [--images-factor N] [--antialiased] [-o DIR]\n\n"
                    "Renders the held-out views of DATA from SCENE (any scene file splatc reads) and prints\n"
                    "PSNR and SSIM;\n"
-                   "with -o, writes the renders and metrics.json there.\n\n%s", k_common_help);
+                   "with -o, writes the renders and metrics.json there. It renders in the mode the scene\n"
+                   "was trained in (a PLY records it), or antialiased with --antialiased.\n\n%s", k_common_help);
             return 0;
         }
         int r = common_option("eval", argc, argv, &i, &o);
@@ -1099,6 +1114,7 @@ static int cmd_eval(int argc, char **argv)
             i++;
         } else if (strcmp(a, "--eval") == 0) desc.eval = true;
         else if (strcmp(a, "--white-background") == 0) set_white(&desc);
+        else if (strcmp(a, "--antialiased") == 0) desc.render.rasterize_mode = SPLAT_RASTERIZE_ANTIALIASED;
         else if (a[0] != '-' && !desc.init_ply) desc.init_ply = a;
         else if (a[0] != '-' && !desc.data) desc.data = a;
         else return usage_error("eval", "unknown or incomplete option '%s'", a);

@@ -60,16 +60,22 @@ static bool finite_row(const splat_scene *s, uint32_t i, uint32_t n_rest, const 
 
 splat_status splat__ply_write(const char *path, const splat_scene *scene, splat_error *err)
 {
-    SPLAT_ASSERT(path && scene && scene->sh_degree <= 3 && scene->count <= scene->capacity);
+    SPLAT_ASSERT(path && scene && scene->sh_degree <= 3 && scene->count <= scene->capacity &&
+                 (unsigned)scene->rasterize_mode < SPLAT_RASTERIZE_MODE_COUNT);
     const uint32_t n_rest = rest_for_degree[scene->sh_degree], per_channel = n_rest / 3;
     const uint32_t n_props = 17 + n_rest;
     char header[4096];
-    int len = snprintf(header, sizeof header,
-                       "ply\nformat binary_little_endian 1.0\nelement vertex %u\n"
-                       "property float x\nproperty float y\nproperty float z\n"
-                       "property float nx\nproperty float ny\nproperty float nz\n"
-                       "property float f_dc_0\nproperty float f_dc_1\nproperty float f_dc_2\n",
-                       scene->count);
+    int len = snprintf(header, sizeof header, "ply\nformat binary_little_endian 1.0\n");
+    /* only antialiased scenes say so: a classic scene's file is what it always was */
+    if (scene->rasterize_mode != SPLAT_RASTERIZE_CLASSIC)
+        len += snprintf(header + len, sizeof header - (size_t)len, "comment %s %s\n", SPLAT_PLY_MODE_COMMENT,
+                        splat__ply_mode_names[scene->rasterize_mode]);
+    len += snprintf(header + len, sizeof header - (size_t)len,
+                    "element vertex %u\n"
+                    "property float x\nproperty float y\nproperty float z\n"
+                    "property float nx\nproperty float ny\nproperty float nz\n"
+                    "property float f_dc_0\nproperty float f_dc_1\nproperty float f_dc_2\n",
+                    scene->count);
     for (uint32_t j = 0; j < n_rest; j++)
         len += snprintf(header + len, sizeof header - (size_t)len, "property float f_rest_%u\n", j);
     len += snprintf(header + len, sizeof header - (size_t)len,
@@ -351,6 +357,9 @@ splat_status splat__ply_read(const char *path, splat_scene *scene, splat_load_in
     if (st == SPLAT_OK && h->big_endian)
         st = splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s: PLY format binary_big_endian is not supported "
                          "(binary_little_endian or ascii)", path);
+    if (st == SPLAT_OK && h->mode_unknown)
+        st = splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s: unknown rasterize mode \"%s\" in the PLY header (splatc knows "
+                         "classic and antialiased)", path, h->mode_name);
     if (st == SPLAT_OK && splat__ply_is_compressed(h)) {
         if (info) info->format = SPLAT_FILE_COMPRESSED_PLY;
         st = splat__ply_compressed_decode(path, fp, h, scene, err);
@@ -358,6 +367,7 @@ splat_status splat__ply_read(const char *path, splat_scene *scene, splat_load_in
         if (info) info->format = SPLAT_FILE_PLY;
         st = read_3dgs(path, fp, h, scene, info, err);
     }
+    if (st == SPLAT_OK) scene->rasterize_mode = h->mode;
     splat__free(h);
     fclose(fp);
     if (st != SPLAT_OK) {

@@ -95,6 +95,8 @@ double splat__ply_value(const uint8_t *p, uint8_t type, bool big_endian)
     }
 }
 
+const char *const splat__ply_mode_names[SPLAT_RASTERIZE_MODE_COUNT] = {"classic", "antialiased"};
+
 splat_status splat__ply_header_read(const char *path, FILE *fp, splat_ply_header *h, splat_error *err)
 {
     memset(h, 0, sizeof *h);
@@ -114,6 +116,16 @@ splat_status splat__ply_header_read(const char *path, FILE *fp, splat_ply_header
         }
         int n = split(line, tok, 8);
         if (n == 0) continue;
+        if (n >= 3 && strcmp(tok[0], "comment") == 0 && strcmp(tok[1], "splatc") == 0 &&
+            strcmp(tok[2], "rasterize_mode") == 0) {
+            int m = -1;
+            for (int k = 0; n == 4 && k < SPLAT_RASTERIZE_MODE_COUNT; k++)
+                if (strcmp(tok[3], splat__ply_mode_names[k]) == 0) m = k;
+            h->mode = m < 0 ? SPLAT_RASTERIZE_CLASSIC : (splat_rasterize_mode)m;
+            h->mode_unknown = m < 0;
+            snprintf(h->mode_name, sizeof h->mode_name, "%.*s", (int)sizeof h->mode_name - 1, n > 3 ? tok[3] : "");
+            continue;
+        }
         if (strcmp(tok[0], "comment") == 0 || strcmp(tok[0], "obj_info") == 0) continue;
         if (strcmp(tok[0], "end_header") == 0) break;
         if (strcmp(tok[0], "format") == 0) {

@@ -30,9 +30,19 @@ typedef struct splat_ply_element {
     uint64_t row_bytes;      /* binary: bytes of a row; 0 when a list makes rows vary */
 } splat_ply_element;
 
+/* The header comment that records a scene's rasterize mode: "comment splatc rasterize_mode
+ * <name>", name from splat__ply_mode_names. A viewer that skips comments renders the mode it
+ * knows (classic). */
+#define SPLAT_PLY_MODE_COMMENT "splatc rasterize_mode"
+extern const char *const splat__ply_mode_names[SPLAT_RASTERIZE_MODE_COUNT];
+
 typedef struct splat_ply_header {
     bool ascii;
     bool big_endian;         /* binary_big_endian (the Gaussian readers refuse it; points.c reads it) */
+    splat_rasterize_mode mode;  /* from the comment above; classic without it */
+    bool mode_unknown;       /* the comment names a mode splatc does not know, mode_name (the Gaussian readers
+                                refuse it; a point cloud does not care) */
+    char mode_name[SPLAT_PLY_NAME];
     uint32_t n_elements;
     splat_ply_element elements[SPLAT_PLY_MAX_ELEMENTS];
     long long data_start;    /* file offset just after end_header */
@@ -41,7 +51,7 @@ typedef struct splat_ply_header {
 
 /* Parses the header from the start of `fp` (left just after end_header). Formats
  * binary_little_endian, binary_big_endian and ascii; a property's type by any of PLY's names (char/int8, uchar/uint8,
- * ... float/float32, double/float64). Errors name `path` and the header line. */
+ * ... float/float32, double/float64); splatc's rasterize mode comment. Errors name `path` and the header line. */
 splat_status splat__ply_header_read(const char *path, FILE *fp, splat_ply_header *h, splat_error *err);
 /* The element called `name`, or NULL. */
 const splat_ply_element *splat__ply_element(const splat_ply_header *h, const char *name);

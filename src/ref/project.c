@@ -74,7 +74,9 @@ typedef struct fwd {
     double u[2], lim_neg[2], lim_pos[2], uc[2]; /* p.x/p.z, p.y/p.z, their limits and clamped values */
     double J[6];             /* [2,3] */
     double a, b, c, det;     /* blurred covariance */
-    double alpha;
+    double a0, c0;           /* the diagonal before the blur */
+    double det0, ratio;      /* antialiased: the determinant before the blur, det0 / det */
+    double sig, comp, alpha; /* sigmoid(logit), compensation, alpha = sig comp */
     double dir[3], vlen;
     double Y[16], raw[3];
 } fwd;
@@ -95,9 +97,10 @@ static uint32_t sh_count(uint32_t degree)
 }
 
 /* Fills out (and f) as far as the Gaussian gets before it is culled. */
-static void project_fwd(const splat__ref_gauss *g, const splat__ref_cam *c, uint32_t degree, fwd *f,
+static void project_fwd(const splat__ref_gauss *g, const splat__ref_cam *c, const splat_ref_settings *set, fwd *f,
                         splat_ref_proj *out)
 {
+    uint32_t degree = set->sh_degree;
     memset(out, 0, sizeof *out);
     memset(f, 0, sizeof *f);
     out->margin = HUGE_VAL;
@@ -183,13 +186,25 @@ static void project_fwd(const splat__ref_gauss *g, const splat__ref_cam *c, uint
     /* 5. Low-pass and conic. cov[1] and cov[2] are equal up to rounding; take the upper one. */
     f->a = cov[0] + SPLAT_REF_EPS2D, f->b = cov[1], f->c = cov[3] + SPLAT_REF_EPS2D;
     f->det = f->a * f->c - f->b * f->b;
+    f->a0 = cov[0], f->c0 = cov[3];
     out->cov2d[0] = f->a, out->cov2d[1] = f->b, out->cov2d[2] = f->c;
     margin_min(&out->margin, fabs(f->det) / (f->a * f->c));
     if (!(f->det > 0)) return;
     out->conic[0] = f->c / f->det, out->conic[1] = -f->b / f->det, out->conic[2] = f->a / f->det;
+    /* Antialiased: the factor that keeps the Gaussian's integral through the low-pass. */
+    f->comp = 1;
+    if (set->rasterize_mode == SPLAT_RASTERIZE_ANTIALIASED) {
+        const double floor2 = SPLAT_REF_MIN_COMPENSATION * SPLAT_REF_MIN_COMPENSATION;
+        f->det0 = f->a0 * f->c0 - f->b * f->b;
+        f->ratio = f->det0 / f->det;
+        margin_min(&out->margin, rel_margin(f->ratio, floor2, floor2));
+        f->comp = sqrt(f->ratio > floor2 ? f->ratio : floor2);
+    }
+    out->compensation = f->comp;
 
     /* 6. Opacity. */
-    f->alpha = 1 / (1 + exp(-g->logit));
+    f->sig = 1 / (1 + exp(-g->logit));
+    f->alpha = f->sig * f->comp;
     out->opacity = f->alpha;
     margin_min(&out->margin, rel_margin(f->alpha, SPLAT_REF_ALPHA_MIN, SPLAT_REF_ALPHA_MIN));
     if (!(f->alpha >= SPLAT_REF_ALPHA_MIN)) return;
@@ -223,11 +238,11 @@ static void project_fwd(const splat__ref_gauss *g, const splat__ref_cam *c, uint
     out->visible = out->tiles_touched > 0;
 }
 
-void splat__ref_project(const splat__ref_gauss *g, const splat__ref_cam *c, uint32_t sh_degree,
+void splat__ref_project(const splat__ref_gauss *g, const splat__ref_cam *c, const splat_ref_settings *set,
                         splat_ref_proj *out)
 {
     fwd f;
-    project_fwd(g, c, sh_degree, &f, out);
+    project_fwd(g, c, set, &f, out);
 }
 
 void splat__ref_preprocess(const splat_scene *scene, const splat_camera *cam, const splat_ref_settings *set,
@@ -238,7 +253,7 @@ void splat__ref_preprocess(const splat_scene *scene, const splat_camera *cam, co
     for (uint32_t i = 0; i < scene->count; i++) {
         splat__ref_gauss g;
         splat__ref_load_scene(scene, i, &g);
-        splat__ref_project(&g, &c, set->sh_degree, &proj[i]);
+        splat__ref_project(&g, &c, set, &proj[i]);
     }
 }
 
@@ -250,26 +265,28 @@ void splat__ref_preprocess_params(const splat_ref_params *params, const splat_ca
     for (uint32_t i = 0; i < params->count; i++) {
         splat__ref_gauss g;
         splat__ref_load_params(params, i, &g);
-        splat__ref_project(&g, &c, set->sh_degree, &proj[i]);
+        splat__ref_project(&g, &c, set, &proj[i]);
     }
 }
 
 /* ------------------------------------------------------------------------ backward */
 
-void splat__ref_project_vjp(const splat__ref_gauss *g, const splat__ref_cam *c, uint32_t degree,
+void splat__ref_project_vjp(const splat__ref_gauss *g, const splat__ref_cam *c, const splat_ref_settings *set,
                             const double d_mean2d[2], const double d_conic[3], const double d_color[3],
                             double d_alpha, splat__ref_gauss_grad *d)
 {
     fwd f;
     splat_ref_proj pr;
-    project_fwd(g, c, degree, &f, &pr);
+    uint32_t degree = set->sh_degree;
+    project_fwd(g, c, set, &f, &pr);
     memset(d, 0, sizeof *d);
     if (!pr.projected) return;
     const double *R = c->R;
     double z = f.p[2];
 
-    /* 6. Opacity through the sigmoid. */
-    d->logit = d_alpha * f.alpha * (1 - f.alpha);
+    /* 6. alpha = sig comp: the sigmoid, and the compensation's share for step 5. */
+    d->logit = d_alpha * f.comp * f.sig * (1 - f.sig);
+    double d_comp = d_alpha * f.sig;
 
     /* 9. Colour: flat where raw < 0 (torch's clamp_min passes the gradient at raw == 0). Its
      * direction depends on the mean through v / |v|. */
@@ -296,6 +313,15 @@ void splat__ref_project_vjp(const splat__ref_gauss *g, const splat__ref_cam *c, 
     double da = (-cc * cc * dA + b * cc * dB - b * b * dC) / det2;
     double db = (2 * b * cc * dA - (a * cc + b * b) * dB + 2 * a * b * dC) / det2;
     double dc = (-b * b * dA + a * b * dB - a * a * dC) / det2;
+    /* comp = sqrt(ratio), ratio = det0 / det with det0 = a0 c0 - b^2, det = a c - b^2 and
+     * (a, c) = (a0, c0) + e: the quotient rule, flat where the floor holds. */
+    if (set->rasterize_mode == SPLAT_RASTERIZE_ANTIALIASED &&
+        f.ratio >= SPLAT_REF_MIN_COMPENSATION * SPLAT_REF_MIN_COMPENSATION) {
+        double d_ratio = d_comp * 0.5 / f.comp;
+        da += d_ratio * (f.c0 * f.det - f.det0 * cc) / det2;
+        dc += d_ratio * (f.a0 * f.det - f.det0 * a) / det2;
+        db += d_ratio * (-2 * b * f.det + 2 * b * f.det0) / det2;
+    }
 
     /* 4. cov = J Sc J^T. With G the symmetric gradient of cov (the off-diagonal b counted
      * once, so half in each of its two places): dSc = J^T G J, dJ = 2 G J Sc. */

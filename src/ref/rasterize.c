@@ -273,7 +273,7 @@ static void backward(const source *src, uint32_t count, const splat_camera *cam,
         splat__ref_gauss_grad d;
         if (src->scene) splat__ref_load_scene(src->scene, i, &gs);
         else splat__ref_load_params(src->params, i, &gs);
-        splat__ref_project_vjp(&gs, &c, set->sh_degree, g->mean2d + (size_t)i * 2, g->conic + (size_t)i * 3,
+        splat__ref_project_vjp(&gs, &c, set, g->mean2d + (size_t)i * 2, g->conic + (size_t)i * 3,
                                g->color + (size_t)i * 3, g->alpha[i], &d);
         if (up->absolute) {
             double *all = (double *)&d;

@@ -12,8 +12,8 @@
  * A decision "v against threshold thr" has the relative margin |v - thr| / max(|thr|, s),
  * where s is a scale that keeps thresholds at 0 meaningful. The decisions and their s:
  * - preprocess (splat_ref_proj.margin, every decision reached before the Gaussian is culled):
- *   p.z > NEAR (s = NEAR); det > 0 as det / (a c) of the blurred covariance; opacity
- *   >= ALPHA_MIN (s = ALPHA_MIN); p.x/p.z and p.y/p.z against each of the four guard-band
+ *   p.z > NEAR (s = NEAR); det > 0 as det / (a c) of the blurred covariance; antialiased:
+ *   det0 / det against MIN_COMPENSATION^2 (relative to it); opacity >= ALPHA_MIN (s = ALPHA_MIN); p.x/p.z and p.y/p.z against each of the four guard-band
  *   limits (relative to the limit); raw colour >= 0 per channel (s = 1).
  * - raster (splat_ref_image.margin, every Gaussian the pixel evaluates, up to and including
  *   the one that stops its loop): sigma < 0 as |sigma| / terms, terms = 0.5 (|A| dx^2 +
@@ -29,7 +29,8 @@
  *
  * Where RASTER.md leaves a derivative at a tie, the reference follows gsplat/torch: the
  * guard-band clamp counts as inside at equality (d tx / d p.x = 1), the colour clamp passes the
- * gradient at raw == 0 (torch.clamp_min), and alpha_i exp(-sigma) == ALPHA_MAX counts as
+ * gradient at raw == 0 (torch.clamp_min), so does the compensation's floor at det0 / det ==
+ * MIN_COMPENSATION^2 (torch.clamp), and alpha_i exp(-sigma) == ALPHA_MAX counts as
  * unclamped (gsplat's `opac * vis <= 0.999f`). */
 #define SPLAT_REF_BORDER 1e-4
 
@@ -41,11 +42,13 @@
 #define SPLAT_REF_ALPHA_MAX 0.999
 #define SPLAT_REF_T_MIN 1e-4
 #define SPLAT_REF_SIGMA_CAP 3.0
+#define SPLAT_REF_MIN_COMPENSATION 0.005
 
 typedef struct splat_ref_settings {
     uint32_t sh_degree;      /* active degree 0..3 */
     float background[3];
     uint32_t cap;            /* max Gaussians per tile, 0 = unlimited */
+    splat_rasterize_mode rasterize_mode;
 } splat_ref_settings;
 
 /* Per-Gaussian result of the preprocess (docs/RASTER.md section 1). */
@@ -60,7 +63,8 @@ typedef struct splat_ref_proj {
     double conic[3];         /* A, B, C */
     double depth;
     double color[3];         /* after the clamp at 0 */
-    double opacity;          /* sigmoid of the logit */
+    double opacity;          /* sigmoid of the logit, times compensation */
+    double compensation;     /* antialiased: sqrt(max(det0 / det, MIN_COMPENSATION^2)); classic: 1 */
     double radius[2];        /* rx, ry */
     uint32_t tiles_touched;
     /* Smallest relative margin over this Gaussian's preprocess decisions: near plane,

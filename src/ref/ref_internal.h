@@ -38,9 +38,9 @@ void splat__ref_sh_basis_grad(const double dir[3], double dY[16][3]);
 /* project.c: docs/RASTER.md section 1 for one Gaussian (tiles_touched and visible included),
  * and its vector-Jacobian product: from dL/d(mean2d, conic, color, alpha_i) to the parameters.
  * The vjp is zero for a Gaussian that is not projected. */
-void splat__ref_project(const splat__ref_gauss *g, const splat__ref_cam *c, uint32_t sh_degree,
+void splat__ref_project(const splat__ref_gauss *g, const splat__ref_cam *c, const splat_ref_settings *set,
                         splat_ref_proj *out);
-void splat__ref_project_vjp(const splat__ref_gauss *g, const splat__ref_cam *c, uint32_t sh_degree,
+void splat__ref_project_vjp(const splat__ref_gauss *g, const splat__ref_cam *c, const splat_ref_settings *set,
                             const double d_mean2d[2], const double d_conic[3], const double d_color[3],
                             double d_alpha, splat__ref_gauss_grad *d);
 

@@ -30,6 +30,7 @@ void splat__frame_make(splat_frame *f, const splat_camera *cam, const splat_rend
     f->tiles_y = splat__div_up(cam->height, SPLAT_TILE);
     f->cap = desc->max_gaussians_per_tile;
     f->n_gaussians = n_gaussians;
+    f->antialiased = desc->rasterize_mode == SPLAT_RASTERIZE_ANTIALIASED;
 }
 
 void splat__render_set_frame(splat_cmd *c, splat_render_bufs *b, const splat_frame *f)

@@ -13,6 +13,7 @@ splat_status splat__train_scene(splat_trainer *t, splat_scene *scene, splat_erro
     t->model.params.count = t->model.count;
     st = splat__scene_gpu_download(t->env.gpu, &t->model.params, scene, err);
     scene->sh_degree = t->sh_max;
+    scene->rasterize_mode = t->desc.render.rasterize_mode;
     if (st != SPLAT_OK) splat__scene_free(scene);
     return st;
 }
@@ -22,7 +23,8 @@ splat_status splat__train_scene(splat_trainer *t, splat_scene *scene, splat_erro
 /* A checkpoint: "meta", then "params.<group>" and "adam.<group>" for every group in the order of
  * core/params.h, then "stats", then "data" (which dataset it trained on). */
 typedef struct ckpt_meta {
-    uint32_t version, step, steps, count, sh_max, pad;
+    uint32_t version, step, steps, count, sh_max;
+    uint32_t rasterize_mode;  /* splat_rasterize_mode (checkpoints before it wrote 0 here: classic) */
     double scene_scale;
     uint64_t seed;
 } ckpt_meta;
@@ -79,7 +81,8 @@ splat_status splat__train_save(splat_trainer *t, const char *path, splat_error *
 {
     splat_status st = splat__train_drain(t, err);
     if (st != SPLAT_OK) return st;
-    ckpt_meta meta = {CKPT_VERSION, t->step, t->steps, t->model.count, t->sh_max, 0, t->scene_scale, t->desc.seed};
+    ckpt_meta meta = {CKPT_VERSION, t->step, t->steps, t->model.count, t->sh_max, (uint32_t)t->desc.render.rasterize_mode,
+                      t->scene_scale, t->desc.seed};
     ckpt_data data = data_of(t);
     ckpt_part parts[CKPT_PARTS];
     ckpt_parts(t, t->model.count, parts);
@@ -135,6 +138,10 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
         st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: checkpoint version %u, step %u of %u", path, meta.version, meta.step, meta.steps);
         goto done;
     }
+    if (meta.rasterize_mode >= SPLAT_RASTERIZE_MODE_COUNT) {
+        st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: unknown rasterize mode %u", path, meta.rasterize_mode);
+        goto done;
+    }
     /* the run's own length decides where it ends: a resume may go further than the run that
      * wrote the checkpoint (docs/TRAIN.md says what each schedule follows) */
     if (meta.step > t->steps) {
@@ -168,6 +175,8 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
         t->sh_max = meta.sh_max;
         t->scene_scale = meta.scene_scale;
         t->desc.seed = meta.seed;
+        /* a run keeps its mode; a classic one may go on antialiased when asked to */
+        if (meta.rasterize_mode == SPLAT_RASTERIZE_ANTIALIASED) t->desc.render.rasterize_mode = SPLAT_RASTERIZE_ANTIALIASED;
         st = splat__model_set(t, &scene, err);
     }
     ckpt_parts(t, n, parts); /* the model's buffers are new */

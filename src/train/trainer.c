@@ -45,6 +45,7 @@ static splat_status init_gaussians(splat_trainer *t, splat_scene *scene, splat_e
                        (size_t)src->count * splat__groups[g].width * sizeof(float));
             scene->count = src->count;
             scene->sh_degree = src->sh_degree;
+            scene->rasterize_mode = src->rasterize_mode;
         } else {
             st = splat__scene_read(t->desc.init_ply, scene, NULL, err);
         }
@@ -52,6 +53,9 @@ static splat_status init_gaussians(splat_trainer *t, splat_scene *scene, splat_e
             st = splat__fail(err, SPLAT_ERR_INVALID_ARG, "%s: the scene has no Gaussians", what);
         if (st == SPLAT_OK) st = splat__scene_check(scene, what, err);
         if (st == SPLAT_OK && scene->sh_degree < t->sh_max) t->sh_max = scene->sh_degree;
+        /* Gaussians trained antialiased are evaluated and trained on so */
+        if (st == SPLAT_OK && scene->rasterize_mode == SPLAT_RASTERIZE_ANTIALIASED)
+            t->desc.render.rasterize_mode = SPLAT_RASTERIZE_ANTIALIASED;
         return st;
     }
     if (t->ds.n_points > 0) return splat__init_from_points(scene, t->ds.points, t->ds.point_colors, t->ds.n_points, err);

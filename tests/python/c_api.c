@@ -10,7 +10,7 @@
  *                                 Python Trainer takes) and writes the scene
  *
  * IN, all little-endian 32-bit: u32 n, width, height, scene_degree, sh_degree (the desc's),
- * max_gaussians_per_tile, sh_half; f32 background[3], fx, fy, cx, cy, R[9], t[3]; f32 means [n,3],
+ * max_gaussians_per_tile, sh_half, rasterize_mode; f32 background[3], fx, fy, cx, cy, R[9], t[3]; f32 means [n,3],
  * log_scales [n,3], quats [n,4], opacities [n], sh [n,16,3], d_rgb [H,W,3], d_alpha [H,W].
  * OUT: f32 image [H,W,3], image [H,W,3], alpha [H,W], then the gradient of means, log_scales,
  * quats, opacities, sh in that order. */
@@ -36,7 +36,7 @@ static int layout(void)
     SIZE(splat_camera), FIELD(splat_camera, fx), FIELD(splat_camera, fy), FIELD(splat_camera, cx), FIELD(splat_camera, cy),
         FIELD(splat_camera, R), FIELD(splat_camera, t), FIELD(splat_camera, width), FIELD(splat_camera, height);
     SIZE(splat_scene), FIELD(splat_scene, count), FIELD(splat_scene, capacity), FIELD(splat_scene, sh_degree),
-        FIELD(splat_scene, means), FIELD(splat_scene, log_scales), FIELD(splat_scene, quats), FIELD(splat_scene, opacities),
+        FIELD(splat_scene, rasterize_mode), FIELD(splat_scene, means), FIELD(splat_scene, log_scales), FIELD(splat_scene, quats), FIELD(splat_scene, opacities),
         FIELD(splat_scene, sh);
     SIZE(splat_device_info), FIELD(splat_device_info, index), FIELD(splat_device_info, name), FIELD(splat_device_info, driver),
         FIELD(splat_device_info, type), FIELD(splat_device_info, subgroup_size), FIELD(splat_device_info, memory_bytes),
@@ -45,7 +45,8 @@ static int layout(void)
     SIZE(splat_ctx_desc), FIELD(splat_ctx_desc, choose_device), FIELD(splat_ctx_desc, device_index),
         FIELD(splat_ctx_desc, validation);
     SIZE(splat_render_desc), FIELD(splat_render_desc, sh_degree), FIELD(splat_render_desc, background),
-        FIELD(splat_render_desc, max_gaussians_per_tile), FIELD(splat_render_desc, sh_half);
+        FIELD(splat_render_desc, max_gaussians_per_tile), FIELD(splat_render_desc, sh_half),
+        FIELD(splat_render_desc, rasterize_mode);
     SIZE(splat_train_progress), FIELD(splat_train_progress, step), FIELD(splat_train_progress, steps),
         FIELD(splat_train_progress, loss), FIELD(splat_train_progress, psnr), FIELD(splat_train_progress, n_gaussians),
         FIELD(splat_train_progress, iters_per_sec), FIELD(splat_train_progress, eta_sec),
@@ -71,7 +72,7 @@ static int render(const char *in_path, const char *out_path)
 {
     FILE *f = fopen(in_path, "rb");
     if (!f) return fail(in_path, NULL);
-    uint32_t h[7];
+    uint32_t h[8];
     float bg[3], cf[16];
     bool ok = read_exact(f, h, sizeof h) && read_exact(f, bg, sizeof bg) && read_exact(f, cf, sizeof cf);
     uint32_t n = h[0], W = h[1], H = h[2];
@@ -90,7 +91,8 @@ static int render(const char *in_path, const char *out_path)
     splat_camera cam = {.fx = cf[0], .fy = cf[1], .cx = cf[2], .cy = cf[3], .width = W, .height = H};
     memcpy(cam.R, cf + 4, sizeof cam.R);
     memcpy(cam.t, cf + 13, sizeof cam.t);
-    splat_render_desc rd = {.sh_degree = h[4], .max_gaussians_per_tile = h[5], .sh_half = h[6] != 0};
+    splat_render_desc rd = {.sh_degree = h[4], .max_gaussians_per_tile = h[5], .sh_half = h[6] != 0,
+                            .rasterize_mode = (splat_rasterize_mode)h[7]};
     memcpy(rd.background, bg, sizeof bg);
     splat_ctx *ctx;
     float *fwd = NULL;
@@ -113,7 +115,7 @@ static int render(const char *in_path, const char *out_path)
 
 /* key=value: the splat_train_desc field of that name (background=R,G,B sets the colour and
  * SPLAT_BACKGROUND_COLOR, background=random SPLAT_BACKGROUND_RANDOM; sh_degree=0 is
- * SPLAT_SH_DEGREE_0, as in the module). */
+ * SPLAT_SH_DEGREE_0, as in the module; rasterize_mode=antialiased). */
 static bool set_option(splat_train_desc *d, const char *kv)
 {
     const char *eq = strchr(kv, '=');
@@ -138,6 +140,8 @@ static bool set_option(splat_train_desc *d, const char *kv)
     if (strcmp(kv, "background=random") == 0) return d->background = SPLAT_BACKGROUND_RANDOM, true;
     if (strcmp(kv, "strategy=default") == 0) return d->strategy = SPLAT_STRATEGY_DEFAULT, true;
     if (strcmp(kv, "strategy=mcmc") == 0) return d->strategy = SPLAT_STRATEGY_MCMC, true;
+    if (strcmp(kv, "rasterize_mode=classic") == 0) return d->render.rasterize_mode = SPLAT_RASTERIZE_CLASSIC, true;
+    if (strcmp(kv, "rasterize_mode=antialiased") == 0) return d->render.rasterize_mode = SPLAT_RASTERIZE_ANTIALIASED, true;
     if (strncmp(kv, "background=", 11) == 0) {
         d->background = SPLAT_BACKGROUND_COLOR;
         return sscanf(v, "%f,%f,%f", &d->render.background[0], &d->render.background[1], &d->render.background[2]) == 3;

@@ -95,11 +95,17 @@ def case_layout():
             check(f"{struct}.{field}" in seen, f"the module's {struct} has a field {field} that C's has not")
 
 
-def render_vs_c(sh_half):
+def render_vs_c(sh_half, rasterize_mode):
     cam = random_camera()
     scene = random_scene(cam, int(RNG.integers(50, 300)))
+    # the mode as a scene's, which render takes when not told (half the time), or as an option
+    if RNG.integers(0, 2):
+        scene.rasterize_mode = rasterize_mode
+        mode_opt = {}
+    else:
+        mode_opt = {"rasterize_mode": rasterize_mode}
     opts = {"sh_degree": [None, 0, 1, 2, 3][int(RNG.integers(0, 5))], "background": RNG.uniform(0, 1, 3),
-            "max_gaussians_per_tile": int(RNG.choice([0, 0, 8])), "sh_half": sh_half}
+            "max_gaussians_per_tile": int(RNG.choice([0, 0, 8])), "sh_half": sh_half, **mode_opt}
     h, w = cam.height, cam.width
     d_rgb, d_alpha = RNG.uniform(-1, 1, (h, w, 3)).astype(np.float32), RNG.uniform(-1, 1, (h, w)).astype(np.float32)
     print(f"  {scene} from {cam}, options {opts}")
@@ -112,7 +118,8 @@ def render_vs_c(sh_half):
     tmp = tempfile.mkdtemp(prefix="splatc-py-")
     sh_degree = opts["sh_degree"]
     header = np.array([scene.count, w, h, scene.sh_degree, 0 if sh_degree is None else 0xFFFFFFFF if sh_degree == 0
-                       else sh_degree, opts["max_gaussians_per_tile"], int(sh_half)], np.uint32)
+                       else sh_degree, opts["max_gaussians_per_tile"], int(sh_half),
+                       splatc._MODES.index(rasterize_mode)], np.uint32)
     cam_floats = np.concatenate([[cam.fx, cam.fy, cam.cx, cam.cy], cam.R.ravel(), cam.t]).astype(np.float32)
     with open(f"{tmp}/in.bin", "wb") as f:
         for a in (header, opts["background"].astype(np.float32), cam_floats, scene.means, scene.log_scales, scene.quats,
@@ -138,9 +145,9 @@ def render_vs_c(sh_half):
 
 def case_render_vs_c():
     """render and render_backward give the C API's bits (image, alpha, every gradient) on a random
-    scene, camera and options, float and half-float SH."""
-    render_vs_c(False)
-    render_vs_c(True)
+    scene, camera and options, float and half-float SH, classic and antialiased."""
+    render_vs_c(False, "classic")
+    render_vs_c(True, "antialiased")
 
 
 def demo(tmp):
@@ -190,7 +197,8 @@ def case_train_vs_c():
     data = demo(tmp)
     opts = {"steps": 24, "seed": int(RNG.integers(0, 2**31)), "refine_start": 4, "refine_every": int(RNG.integers(4, 7)),
             "refine_stop": 16, "reset_every": 10, "isect_capacity": 16, "stream_images": True, "background": "random",
-            "sh_degree": 1, "max_gaussians": 1200, "strategy": ["default", "mcmc"][int(RNG.integers(0, 2))]}
+            "sh_degree": 1, "max_gaussians": 1200, "strategy": ["default", "mcmc"][int(RNG.integers(0, 2))],
+            "rasterize_mode": ["classic", "antialiased"][int(RNG.integers(0, 2))]}
     rc, _ = run(C_API, "train", data, f"{tmp}/c.ply", *[f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in opts.items()])
     check(rc == 0, "c_api train failed")
     t = splatc.Trainer(data, **opts)
@@ -201,6 +209,7 @@ def case_train_vs_c():
     mine, c = t.scene(), splatc.load_ply(f"{tmp}/c.ply")
     print(f"  {first} Gaussians at the start, {mine.count} after {opts['steps']} steps with {opts}")
     check(mine.count != first, "refinement changed nothing: the options may not have reached the trainer")
+    check(mine.rasterize_mode == c.rasterize_mode == opts["rasterize_mode"], f"modes {mine.rasterize_mode}, {c.rasterize_mode}")
     for g in ("means", "log_scales", "quats", "opacities", "sh"):
         same_bits(getattr(mine, g), getattr(c, g), g)
     # resume: a fresh trainer continued from the checkpoint ends with the same bits
