@@ -51,28 +51,6 @@ void splat__ref_split_normals(uint32_t seed, uint32_t i, double out[6])
 
 /* ------------------------------------------------------------------------- refine */
 
-/* One Gaussian's parameters as stored (float). */
-typedef struct row {
-    float mean[3], log_scale[3], quat[4], opacity, sh[SH_FLOATS];
-} row;
-
-static void load_row(const splat_scene *s, uint32_t i, row *r)
-{
-    memcpy(r->mean, s->means + (size_t)i * 3, sizeof r->mean);
-    memcpy(r->log_scale, s->log_scales + (size_t)i * 3, sizeof r->log_scale);
-    memcpy(r->quat, s->quats + (size_t)i * 4, sizeof r->quat);
-    r->opacity = s->opacities[i];
-    memcpy(r->sh, s->sh + (size_t)i * SH_FLOATS, sizeof r->sh);
-}
-
-static void store_row(splat_scene *s, uint32_t i, const row *r)
-{
-    memcpy(s->means + (size_t)i * 3, r->mean, sizeof r->mean);
-    memcpy(s->log_scales + (size_t)i * 3, r->log_scale, sizeof r->log_scale);
-    memcpy(s->quats + (size_t)i * 4, r->quat, sizeof r->quat);
-    s->opacities[i] = r->opacity;
-    memcpy(s->sh + (size_t)i * SH_FLOATS, r->sh, sizeof r->sh);
-}
 
 static double max_scale(const float log_scale[3])
 {
@@ -82,7 +60,7 @@ static double max_scale(const float log_scale[3])
 /* Child c of the split of r (input row i): mean + Rq(q/|q|) (exp(s) * z_c), log(exp(s) / 1.6),
  * the rest copied. A zero quaternion rotates by the identity, as gsplat's F.normalize (which
  * leaves 0 at 0) followed by its quaternion-to-matrix formula does. */
-static void split_child(row *r, uint32_t seed, uint32_t i, int c)
+static void split_child(splat__ref_row *r, uint32_t seed, uint32_t i, int c)
 {
     double z[6];
     splat__ref_split_normals(seed, i, z);
@@ -108,7 +86,7 @@ static void split_child(row *r, uint32_t seed, uint32_t i, int c)
     }
 }
 
-static bool pruned(const row *r, uint32_t step, double scene_scale)
+static bool pruned(const splat__ref_row *r, uint32_t step, double scene_scale)
 {
     double opacity = 1 / (1 + exp(-(double)r->opacity));
     if (opacity < SPLAT_REF_PRUNE_OPA) return true;
@@ -125,8 +103,8 @@ static void apply_budget(const splat_scene *in, uint8_t *grow, uint32_t step, do
     uint32_t n = in->count, seed = run_seed ^ step;
     uint64_t kept = 0, clones = 0, splits = 0;
     for (uint32_t i = 0; i < n; i++) {
-        row r;
-        load_row(in, i, &r);
+        splat__ref_row r;
+        splat__ref_load_row(in, i, &r);
         bool gone = pruned(&r, step, scene_scale);
         if (grow[i] != GROW_SPLIT) kept += !gone;
         if (grow[i] == GROW_CLONE) clones += !gone;
@@ -142,8 +120,8 @@ static void apply_budget(const splat_scene *in, uint8_t *grow, uint32_t step, do
     uint64_t c = 0, s = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (grow[i] == GROW_NONE) continue;
-        row r;
-        load_row(in, i, &r);
+        splat__ref_row r;
+        splat__ref_load_row(in, i, &r);
         if (grow[i] == GROW_CLONE && !pruned(&r, step, scene_scale) && c++ >= clones_made) grow[i] = GROW_NONE;
         if (grow[i] == GROW_SPLIT) {
             split_child(&r, seed, i, 0);
@@ -177,8 +155,8 @@ splat_status splat__ref_refine_budget(const splat_scene *in, const float *grad2d
     for (uint32_t i = 0; i < n; i++) {
         double avg = (double)grad2d[i] / fmax((double)count[i], 1);
         if (!(avg > SPLAT_REF_GROW_GRAD2D)) continue;
-        row r;
-        load_row(in, i, &r);
+        splat__ref_row r;
+        splat__ref_load_row(in, i, &r);
         bool small = max_scale(r.log_scale) <= SPLAT_REF_GROW_SCALE3D * scene_scale;
         grow[i] = small ? GROW_CLONE : GROW_SPLIT;
     }
@@ -212,15 +190,15 @@ splat_status splat__ref_refine_budget(const splat_scene *in, const float *grad2d
                         : pass == SPLAT_REF_ROW_CLONE ? grow[i] == GROW_CLONE
                                                       : grow[i] == GROW_SPLIT;
             if (!take) continue;
-            row r;
-            load_row(in, i, &r);
+            splat__ref_row r;
+            splat__ref_load_row(in, i, &r);
             if (pass == SPLAT_REF_ROW_SPLIT0 || pass == SPLAT_REF_ROW_SPLIT1)
                 split_child(&r, seed, i, pass - SPLAT_REF_ROW_SPLIT0);
             if (pruned(&r, step, scene_scale)) {
                 out->n_prune++;
                 continue;
             }
-            store_row(&out->scene, o, &r);
+            splat__ref_store_row(&out->scene, o, &r);
             out->src[o] = i;
             out->kind[o] = (uint8_t)pass;
             o++;

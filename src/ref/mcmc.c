@@ -64,28 +64,6 @@ uint32_t splat__ref_mcmc_added(uint32_t n, uint32_t cap)
     return target > n ? (uint32_t)(target - n) : 0;
 }
 
-/* One Gaussian's parameters as stored (float). */
-typedef struct row {
-    float mean[3], log_scale[3], quat[4], opacity, sh[SH_FLOATS];
-} row;
-
-static void load_row(const splat_scene *s, uint32_t i, row *r)
-{
-    memcpy(r->mean, s->means + (size_t)i * 3, sizeof r->mean);
-    memcpy(r->log_scale, s->log_scales + (size_t)i * 3, sizeof r->log_scale);
-    memcpy(r->quat, s->quats + (size_t)i * 4, sizeof r->quat);
-    r->opacity = s->opacities[i];
-    memcpy(r->sh, s->sh + (size_t)i * SH_FLOATS, sizeof r->sh);
-}
-
-static void store_row(splat_scene *s, uint32_t i, const row *r)
-{
-    memcpy(s->means + (size_t)i * 3, r->mean, sizeof r->mean);
-    memcpy(s->log_scales + (size_t)i * 3, r->log_scale, sizeof r->log_scale);
-    memcpy(s->quats + (size_t)i * 4, r->quat, sizeof r->quat);
-    s->opacities[i] = r->opacity;
-    memcpy(s->sh + (size_t)i * SH_FLOATS, r->sh, sizeof r->sh);
-}
 
 /* Draws `n` samples by the weights w [rows] (total > 0): sample j is the row whose run of the
  * weights' prefix holds (word(seed, j, k) * total) >> 32; counts [rows] += each row's samples,
@@ -141,10 +119,10 @@ static splat_status begin(const splat_scene *in, uint32_t rows, splat_ref_mcmc_o
     if (st != SPLAT_OK) return st;
     out->scene.sh_degree = in->sh_degree;
     out->scene.count = rows;
-    row r;
+    splat__ref_row r;
     for (uint32_t i = 0; i < in->count; i++) {
-        load_row(in, i, &r);
-        store_row(&out->scene, i, &r);
+        splat__ref_load_row(in, i, &r);
+        splat__ref_store_row(&out->scene, i, &r);
         out->src[i] = i;
     }
     return SPLAT_OK;
@@ -184,11 +162,11 @@ splat_status splat__ref_mcmc_relocate(const splat_scene *in, uint32_t step, uint
             relocate_row(s, i, sc.counts[i] + 1);
             out->zeroed[i] = 1;
         }
-    row r;
+    splat__ref_row r;
     for (uint32_t i = 0, rank = 0; i < n; i++) {
         if (!splat__ref_mcmc_dead(in->opacities[i])) continue;
-        load_row(s, sc.samples[rank], &r);
-        store_row(s, i, &r);
+        splat__ref_load_row(s, sc.samples[rank], &r);
+        splat__ref_store_row(s, i, &r);
         out->src[i] = sc.samples[rank++];
     }
     out->n_relocated = out->n_dead;
@@ -210,10 +188,10 @@ splat_status splat__ref_mcmc_add(const splat_scene *in, uint32_t step, uint32_t 
     draw(sc.w, n, sc.cum, run_seed ^ step, SPLAT_REF_MCMC_K_ADD, added, sc.samples, sc.counts);
     for (uint32_t i = 0; i < n; i++)
         if (sc.counts[i]) relocate_row(s, i, sc.counts[i] + 1);
-    row r;
+    splat__ref_row r;
     for (uint32_t j = 0; j < added; j++) {
-        load_row(s, sc.samples[j], &r);
-        store_row(s, n + j, &r);
+        splat__ref_load_row(s, sc.samples[j], &r);
+        splat__ref_store_row(s, n + j, &r);
         out->src[n + j] = sc.samples[j];
         out->zeroed[n + j] = 1;
     }

@@ -234,4 +234,27 @@ void splat__ref_split_normals(uint32_t seed, uint32_t i, double out[6]);
 /* hash(hash(hash(seed) ^ i) ^ k): the 32-bit word of uniform(seed, i, k) before its scaling. */
 uint32_t splat__ref_word(uint32_t seed, uint32_t i, uint32_t k);
 
+/* One Gaussian's parameters as a scene stores them (float): what the refine references move. */
+typedef struct splat__ref_row {
+    float mean[3], log_scale[3], quat[4], opacity, sh[(SPLAT_SH_COEFFS * 3)];
+} splat__ref_row;
+
+static inline void splat__ref_load_row(const splat_scene *s, uint32_t i, splat__ref_row *r)
+{
+    memcpy(r->mean, s->means + (size_t)i * 3, sizeof r->mean);
+    memcpy(r->log_scale, s->log_scales + (size_t)i * 3, sizeof r->log_scale);
+    memcpy(r->quat, s->quats + (size_t)i * 4, sizeof r->quat);
+    r->opacity = s->opacities[i];
+    memcpy(r->sh, s->sh + (size_t)i * (SPLAT_SH_COEFFS * 3), sizeof r->sh);
+}
+
+static inline void splat__ref_store_row(splat_scene *s, uint32_t i, const splat__ref_row *r)
+{
+    memcpy(s->means + (size_t)i * 3, r->mean, sizeof r->mean);
+    memcpy(s->log_scales + (size_t)i * 3, r->log_scale, sizeof r->log_scale);
+    memcpy(s->quats + (size_t)i * 4, r->quat, sizeof r->quat);
+    s->opacities[i] = r->opacity;
+    memcpy(s->sh + (size_t)i * (SPLAT_SH_COEFFS * 3), r->sh, sizeof r->sh);
+}
+
 #endif
