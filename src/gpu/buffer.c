@@ -1,6 +1,19 @@
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "gpu/gpu.h"
+
+/* SPLAT_MEM_TRACE=1 prints every device allocation and free of 1 MiB or more with the total in
+ * use after it, so the live set at the peak can be read off a run (docs/PERFORMANCE.md). */
+static void mem_trace(const char *what, const char *name, VkDeviceSize size, uint64_t in_use)
+{
+    static int on = -1;
+    if (on < 0) on = getenv("SPLAT_MEM_TRACE") && *getenv("SPLAT_MEM_TRACE") && strcmp(getenv("SPLAT_MEM_TRACE"), "0");
+    if (on && size >= (1u << 20))
+        fprintf(stderr, "mem %s %s %.1f MiB, in use %.1f MiB\n", what, name, (double)size / 1048576.0,
+                (double)in_use / 1048576.0);
+}
 
 static int find_type(const splat_gpu *g, uint32_t allowed, VkMemoryPropertyFlags need, VkMemoryPropertyFlags want)
 {
@@ -80,6 +93,7 @@ splat_status splat__buf_init(splat_gpu *g, splat_buf *b, const char *name, VkDev
         pthread_mutex_lock(&g->lock);
         g->mem_in_use += req.size;
         if (g->mem_in_use > g->mem_peak) g->mem_peak = g->mem_in_use;
+        mem_trace("+", name, req.size, g->mem_in_use);
         pthread_mutex_unlock(&g->lock);
     }
     return SPLAT_OK;
@@ -101,6 +115,7 @@ void splat__buf_free(splat_gpu *g, splat_buf *b)
             vkGetBufferMemoryRequirements(g->device, b->buffer, &req);
             pthread_mutex_lock(&g->lock);
             g->mem_in_use -= SPLAT_MIN(g->mem_in_use, req.size);
+            mem_trace("-", b->name, req.size, g->mem_in_use);
             pthread_mutex_unlock(&g->lock);
         }
         vkFreeMemory(g->device, b->memory, NULL);
