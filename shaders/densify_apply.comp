@@ -1,7 +1,8 @@
 #version 450
 // Densification, second pass: writes every Gaussian's rows into the new arrays, in the order of
 // docs/TRAIN.md (survivors, then clones, then first split children, then second ones). Adam
-// moments move with survivors and start at zero for new rows.
+// moments move with survivors and start at zero for new rows. A pass writes only the outputs
+// pc.outputs names; the bindings of the others are placeholders it never touches.
 #include "common.glsl"
 #include "train_types.h"
 #include "render_types.h"
@@ -24,13 +25,16 @@ layout(std430, binding = DENSIFY_APPLY_SPLIT) readonly buffer Split { uint n_spl
     layout(std430, binding = DENSIFY_APPLY_DST_PARAMS + G) writeonly buffer DP_##name { float d_##name[]; }; \
     layout(std430, binding = DENSIFY_APPLY_DST_MOMENTS + G) writeonly buffer DM_##name { float d_mv_##name[]; };
 SPLAT_PARAM_GROUPS(DECLARE)
-layout(push_constant) uniform Push { splat_train_push pc; };
+layout(push_constant) uniform Push { splat_apply_push pc; };
 
 // Copies parameters (and, with moments, the Adam state; else zeros) from row `src` to row `dst`.
 #define COPY(G, name, NAME, width, head, LRH, LRR, flags)                                               \
-    for (uint k = 0u; k < uint(width); k++) d_##name[uint(width) * dst + k] = s_##name[uint(width) * src + k]; \
-    for (uint k = 0u; k < 2u * uint(width); k++)                                                         \
-        d_mv_##name[2u * uint(width) * dst + k] = moments ? s_mv_##name[2u * uint(width) * src + k] : 0.0;
+    if (writes(G))                                                                                      \
+        for (uint k = 0u; k < uint(width); k++) d_##name[uint(width) * dst + k] = s_##name[uint(width) * src + k]; \
+    if (writes(SPLAT_APPLY_MOMENTS + G))                                                                \
+        for (uint k = 0u; k < 2u * uint(width); k++)                                                     \
+            d_mv_##name[2u * uint(width) * dst + k] = moments ? s_mv_##name[2u * uint(width) * src + k] : 0.0;
+bool writes(uint bit) { return (pc.outputs & (1u << bit)) != 0u; }
 void copy_row(uint src, uint dst, bool moments)
 {
     SPLAT_PARAM_GROUPS(COPY)
@@ -44,6 +48,8 @@ void main()
     if (n_clone[i] != 0u) copy_row(i, total_keep + off_clone[i], false);
     if (n_split[i] != 0u) {
         uint s = off_split[i] / 2u, n_splits = total_split / 2u;
+        for (uint c = 0u; c < 2u; c++) copy_row(i, total_keep + total_clone + c * n_splits + s, false);
+        if (!writes(SPLAT_GROUP_MEANS) && !writes(SPLAT_GROUP_LOG_SCALES)) return;
         vec3 ls = vec3(s_log_scales[3u * i], s_log_scales[3u * i + 1u], s_log_scales[3u * i + 2u]);
         vec3 scale = exp(ls);
         vec4 q = vec4(s_quats[4u * i], s_quats[4u * i + 1u], s_quats[4u * i + 2u], s_quats[4u * i + 3u]);
@@ -54,11 +60,10 @@ void main()
         vec3 child_ls = log(scale / float(SPLIT_SHRINK));
         for (uint c = 0u; c < 2u; c++) {
             uint d = total_keep + total_clone + c * n_splits + s;
-            copy_row(i, d, false);
             vec3 m = mu + Rq * (scale * z[c]);
             for (uint k = 0u; k < 3u; k++) {
-                d_means[3u * d + k] = m[k];
-                d_log_scales[3u * d + k] = child_ls[k];
+                if (writes(SPLAT_GROUP_MEANS)) d_means[3u * d + k] = m[k];
+                if (writes(SPLAT_GROUP_LOG_SCALES)) d_log_scales[3u * d + k] = child_ls[k];
             }
         }
     }

@@ -102,6 +102,18 @@ SPLAT_STRUCT(splat_mcmc_push)
 #define MCMC_MODE_SLOT 0u        /* noise: step and scale from the ring slot, skipped behind a closed gate */
 #define MCMC_MODE_PUSH 1u        /* noise: from the push constants */
 
+/* Push constants of densify_apply: which outputs a pass writes (bit g: the parameters of group g,
+ * bit SPLAT_APPLY_MOMENTS + g: its moments); the others are left alone, so the new arrays can be
+ * written, and the old ones freed, a few groups at a time. */
+#define SPLAT_APPLY_MOMENTS 8
+SPLAT_STRUCT(splat_apply_push)
+{
+    u32 n;
+    u32 seed;    /* the run seed ^ step */
+    u32 outputs;
+    u32 pad;
+};
+
 /* Push constants of densify_budget: the decisions' inputs as in splat_train_push, and how many of
  * the surviving clones and splits (in source order) are made. */
 SPLAT_STRUCT(splat_budget_push)

@@ -58,6 +58,10 @@ typedef struct splat_scene_gpu {
 splat_status splat__scene_gpu_init(splat_gpu *g, splat_scene_gpu *s, const char *name, uint32_t rows, bool sh_half,
                                    splat_error *err);
 void splat__scene_gpu_free(splat_gpu *g, splat_scene_gpu *s);
+/* Allocates group k's buffer alone, of s->capacity rows (s->sh_half as set), labelled
+ * "<name>.<group>": for code that replaces a scene a group at a time to bound its peak memory. */
+splat_status splat__scene_gpu_group_init(splat_gpu *g, splat_scene_gpu *s, const char *name, uint32_t k,
+                                         splat_error *err);
 /* Immediate copies of rows [0, count) (setup and tests; never in the loop). */
 splat_status splat__scene_gpu_upload(splat_gpu *g, splat_scene_gpu *dst, const splat_scene *src, splat_error *err);
 splat_status splat__scene_gpu_download(splat_gpu *g, const splat_scene_gpu *src, splat_scene *dst, splat_error *err);

@@ -12,17 +12,23 @@ static uint64_t float_bytes(const splat_scene_gpu *s, uint32_t g)
     return s->sh_half && (splat__groups[g].flags & SPLAT_GROUP_FLAG_SH) ? 2 : 4;
 }
 
+splat_status splat__scene_gpu_group_init(splat_gpu *g, splat_scene_gpu *s, const char *name, uint32_t k,
+                                         splat_error *err)
+{
+    char label[40];
+    snprintf(label, sizeof label, "%s.%s", name, splat__groups[k].name);
+    uint64_t bytes = (uint64_t)s->capacity * splat__groups[k].width * float_bytes(s, k);
+    return splat__buf_init(g, &s->group[k], label, bytes, SPLAT_MEM_DEVICE, err);
+}
+
 splat_status splat__scene_gpu_init(splat_gpu *g, splat_scene_gpu *s, const char *name, uint32_t rows, bool sh_half,
                                    splat_error *err)
 {
     memset(s, 0, sizeof *s);
     s->capacity = rows;
     s->sh_half = sh_half;
-    char label[40];
     for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) {
-        snprintf(label, sizeof label, "%s.%s", name, splat__groups[k].name);
-        uint64_t bytes = (uint64_t)rows * splat__groups[k].width * float_bytes(s, k);
-        splat_status st = splat__buf_init(g, &s->group[k], label, bytes, SPLAT_MEM_DEVICE, err);
+        splat_status st = splat__scene_gpu_group_init(g, s, name, k, err);
         if (st != SPLAT_OK) {
             splat__scene_gpu_free(g, s);
             return st;

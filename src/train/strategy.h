@@ -96,6 +96,7 @@ typedef struct splat_densify_job {
     const splat_densify_pipes *pipes;
     splat_densify_bufs *bufs;          /* scratch, grown as needed */
     splat_scene_gpu *params, *moments; /* replaced */
+    splat_scene_gpu *grads;            /* freed, or NULL; the caller reallocates them for the new count */
     const splat_buf *stats;            /* [count,4] grad2d sum, count, .. */
     uint32_t count;
     uint32_t step, seed;               /* seed: the run's seed ^ step */

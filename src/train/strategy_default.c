@@ -19,7 +19,8 @@ splat_status splat__densify_pipes_init(splat_gpu *g, splat_densify_pipes *p, spl
         g, &p->mark, &(splat_pipe_desc){.shader = "densify_mark", .n_bindings = DENSIFY_MARK_BINDINGS, .push_size = push}, err);
     if (st == SPLAT_OK)
         st = splat__pipe_init(
-            g, &p->apply, &(splat_pipe_desc){.shader = "densify_apply", .n_bindings = DENSIFY_APPLY_BINDINGS, .push_size = push},
+            g, &p->apply, &(splat_pipe_desc){.shader = "densify_apply", .n_bindings = DENSIFY_APPLY_BINDINGS,
+                                              .push_size = sizeof(splat_apply_push)},
             err);
     if (st == SPLAT_OK)
         st = splat__pipe_init(g, &p->budget,
@@ -113,8 +114,7 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
     memset(res, 0, sizeof *res);
     splat_status st = bufs_ensure(g, job->sorter, d, n, err);
     if (st != SPLAT_OK) return st;
-    splat_train_push pc = {.n = n, .seed = job->seed, .scene_scale = job->scene_scale, .step = job->step,
-                           .flags = job->prune_large_after};
+    splat_train_push pc = {.n = n, .scene_scale = job->scene_scale, .step = job->step, .flags = job->prune_large_after};
 
     /* 1: decisions and their scans; the host learns the new count */
     splat_cmd *c = splat__stream_cmd(s);
@@ -168,38 +168,61 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
     res->splits = r[4] - res->splits_cut;
     res->pruned = (uint32_t)((uint64_t)n + res->clones + res->splits - new_count);
 
-    /* 2: the new arrays, written in the order of docs/TRAIN.md */
-    splat_scene_gpu np, nm;
-    uint32_t cap = new_count ? (uint32_t)new_count : 1;
-    st = splat__scene_gpu_init(g, &np, "params", cap, false, err);
-    if (st != SPLAT_OK) return st;
-    st = splat__scene_gpu_init(g, &nm, "adam", cap * 2, false, err);
-    if (st != SPLAT_OK) {
-        splat__scene_gpu_free(g, &np);
-        return st;
-    }
-    c = splat__stream_cmd(s);
-    splat_view apply[DENSIFY_APPLY_BINDINGS] = {
-        [DENSIFY_APPLY_TOTALS] = SPLAT_VIEW(d->totals),       [DENSIFY_APPLY_OFF_KEEP] = SPLAT_VIEW(d->off_keep),
-        [DENSIFY_APPLY_OFF_CLONE] = SPLAT_VIEW(d->off_clone), [DENSIFY_APPLY_OFF_SPLIT] = SPLAT_VIEW(d->off_split),
-        [DENSIFY_APPLY_KEEP] = SPLAT_VIEW(d->keep),           [DENSIFY_APPLY_CLONE] = SPLAT_VIEW(d->clone),
-        [DENSIFY_APPLY_SPLIT] = SPLAT_VIEW(d->split),
+    /* 2: the new arrays, written in the order of docs/TRAIN.md, a few buffers at a time: the old
+     * gradients go first (the next backward rewrites every row; the trainer reallocates them), and
+     * each pass frees the old buffers it replaced, so the peak is the old arrays plus the largest
+     * pass, not two whole copies (docs/PERFORMANCE.md, "Memory at the peak"). The last pass
+     * writes the means and scales, whose split children read the old means, scales and
+     * quaternions. */
+    if (job->grads) splat__scene_gpu_free(g, job->grads);
+    static const uint32_t passes[] = {
+        1u << SPLAT_GROUP_SH,
+        1u << (SPLAT_APPLY_MOMENTS + SPLAT_GROUP_SH),
+        ((1u << SPLAT_GROUP_COUNT) - 1) & ~(1u << SPLAT_GROUP_SH),
+        (((1u << SPLAT_GROUP_COUNT) - 1) & ~(1u << SPLAT_GROUP_SH)) << SPLAT_APPLY_MOMENTS,
     };
-    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) {
-        apply[DENSIFY_APPLY_SRC_PARAMS + k] = SPLAT_VIEW(p->group[k]);
-        apply[DENSIFY_APPLY_SRC_MOMENTS + k] = SPLAT_VIEW(m->group[k]);
-        apply[DENSIFY_APPLY_DST_PARAMS + k] = SPLAT_VIEW(np.group[k]);
-        apply[DENSIFY_APPLY_DST_MOMENTS + k] = SPLAT_VIEW(nm.group[k]);
+    splat_scene_gpu np = {.capacity = new_count ? (uint32_t)new_count : 1};
+    splat_scene_gpu nm = {.capacity = 2 * np.capacity};
+    splat_apply_push ap = {.n = n, .seed = job->seed};
+    for (size_t k = 0; k < sizeof passes / sizeof *passes && st == SPLAT_OK; k++) {
+        ap.outputs = passes[k];
+        for (uint32_t gi = 0; gi < SPLAT_GROUP_COUNT && st == SPLAT_OK; gi++) {
+            if (ap.outputs & (1u << gi)) st = splat__scene_gpu_group_init(g, &np, "params", gi, err);
+            if (st == SPLAT_OK && ap.outputs & (1u << (SPLAT_APPLY_MOMENTS + gi)))
+                st = splat__scene_gpu_group_init(g, &nm, "adam", gi, err);
+        }
+        if (st != SPLAT_OK) break;
+        c = splat__stream_cmd(s);
+        splat_view apply[DENSIFY_APPLY_BINDINGS] = {
+            [DENSIFY_APPLY_TOTALS] = SPLAT_VIEW(d->totals),       [DENSIFY_APPLY_OFF_KEEP] = SPLAT_VIEW(d->off_keep),
+            [DENSIFY_APPLY_OFF_CLONE] = SPLAT_VIEW(d->off_clone), [DENSIFY_APPLY_OFF_SPLIT] = SPLAT_VIEW(d->off_split),
+            [DENSIFY_APPLY_KEEP] = SPLAT_VIEW(d->keep),           [DENSIFY_APPLY_CLONE] = SPLAT_VIEW(d->clone),
+            [DENSIFY_APPLY_SPLIT] = SPLAT_VIEW(d->split),
+        };
+        /* a group already replaced binds its new buffer as a placeholder on both sides */
+        for (uint32_t gi = 0; gi < SPLAT_GROUP_COUNT; gi++) {
+            const splat_buf *sp = p->group[gi].buffer ? &p->group[gi] : &np.group[gi];
+            const splat_buf *sm = m->group[gi].buffer ? &m->group[gi] : &nm.group[gi];
+            apply[DENSIFY_APPLY_SRC_PARAMS + gi] = SPLAT_VIEW(*sp);
+            apply[DENSIFY_APPLY_SRC_MOMENTS + gi] = SPLAT_VIEW(*sm);
+            const splat_buf *dp = np.group[gi].buffer ? &np.group[gi] : sp;
+            const splat_buf *dm = nm.group[gi].buffer ? &nm.group[gi] : sm;
+            apply[DENSIFY_APPLY_DST_PARAMS + gi] = SPLAT_VIEW(*dp);
+            apply[DENSIFY_APPLY_DST_MOMENTS + gi] = SPLAT_VIEW(*dm);
+        }
+        splat__cmd_dispatch_1d(c, &job->pipes->apply, apply, DENSIFY_APPLY_BINDINGS, &ap, sizeof ap, n);
+        st = splat__stream_sync(s, SPLAT_SYNC_COMMIT_AND_WAIT, err);
+        for (uint32_t gi = 0; gi < SPLAT_GROUP_COUNT && st == SPLAT_OK; gi++) {
+            if (ap.outputs & (1u << gi)) splat__buf_free(g, &p->group[gi]);
+            if (ap.outputs & (1u << (SPLAT_APPLY_MOMENTS + gi))) splat__buf_free(g, &m->group[gi]);
+        }
     }
-    splat__cmd_dispatch_1d(c, &job->pipes->apply, apply, DENSIFY_APPLY_BINDINGS, &pc, sizeof pc, n);
-    st = splat__stream_sync(s, SPLAT_SYNC_COMMIT_AND_WAIT, err);
     if (st != SPLAT_OK) {
+        /* the old arrays may be gone in part: the run cannot go on from here either way */
         splat__scene_gpu_free(g, &np);
         splat__scene_gpu_free(g, &nm);
         return st;
     }
-    splat__scene_gpu_free(g, p);
-    splat__scene_gpu_free(g, m);
     *p = np;
     *m = nm;
     p->count = res->count;
@@ -259,7 +282,8 @@ static splat_status run(splat_strategy_state *s, const splat_strategy_ctx *ctx, 
     if (refine_due(d, step)) {
         splat_densify_job job = {
             .gpu = ctx->gpu, .stream = ctx->stream, .sorter = ctx->sorter, .pipes = &s->pipes, .bufs = &s->bufs,
-            .params = &m->params, .moments = &m->moments, .stats = &ctx->rb->stats, .count = m->count, .step = step,
+            .params = &m->params, .moments = &m->moments, .grads = &m->grads, .stats = &ctx->rb->stats,
+            .count = m->count, .step = step,
             .seed = (uint32_t)d->seed ^ step, .scene_scale = (float)ctx->scene_scale, .prune_large_after = d->reset_every,
             .max_count = d->max_gaussians,
         };

@@ -40,6 +40,7 @@ _Static_assert(sizeof(splat_train_slot) == 156 + 8 * SPLAT_GROUP_COUNT, "slot la
 _Static_assert(sizeof(splat_train_report) == 64, "report layout");
 _Static_assert(sizeof(splat_train_push) == 32, "push layout");
 _Static_assert(sizeof(splat_budget_push) == 32, "budget push layout");
+_Static_assert(sizeof(splat_apply_push) == 16, "apply push layout");
 _Static_assert(sizeof(splat_mcmc_push) == 32, "MCMC push layout");
 
 #define SPLAT_TRAIN_RING 3
