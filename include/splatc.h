@@ -275,6 +275,9 @@ typedef struct splat_train_desc {
      * (docs/TRAIN.md, "A budget"); MCMC adds up to it. A scene that starts above it is not cut down. */
     uint32_t max_gaussians;
     uint32_t isect_capacity;         /* initial tile-intersection capacity (0: 8 per Gaussian); it grows on demand */
+    bool selective_adam;             /* Adam moves only the Gaussians the step rendered; the others keep their
+                                        parameters and moments (gsplat's visible_adam; faster, other results:
+                                        docs/TRAIN.md, "Adam") */
     bool stream_images;              /* keep training images in host memory even when they fit on the device */
 } splat_train_desc;
 

@@ -4,7 +4,8 @@
 // are laid end to end (means 3N, log-scales 3N, quaternions 4N, opacities N, SH 48N) and each
 // thread finds its group by range. Moments live beside each group as [N][2][width] (m then v).
 // SH coefficients above the active degree have zero gradients and zero moments, so skipping
-// them changes nothing.
+// them changes nothing. Selective (gsplat's visible_adam): a Gaussian the step culled keeps its
+// parameters and its moments.
 #include "common.glsl"
 #include "train_types.h"
 
@@ -18,6 +19,7 @@ layout(std430, binding = ADAM_GATE) readonly buffer Gate { uint gate; };
     layout(std430, binding = ADAM_GRADS + i) readonly buffer G_##name { float g_##name[]; };       \
     layout(std430, binding = ADAM_MOMENTS + i) buffer M_##name { float m_##name[]; };
 SPLAT_PARAM_GROUPS(DECLARE)
+layout(std430, binding = ADAM_VISIBLE) readonly buffer Radii { vec2 radii[]; };  // [N] 0: culled this step
 layout(push_constant) uniform Push { splat_train_push pc; };
 
 const float B1 = float(SPLAT_ADAM_B1), B2 = float(SPLAT_ADAM_B2), EPS = float(SPLAT_ADAM_EPS);
@@ -36,6 +38,7 @@ float step_one(float p, float g, inout float m, inout float v, float step_size, 
     if (e < uint(width) * n) {                                                                     \
         uint gi = e / uint(width), k = e - gi * uint(width);                                       \
         if ((flags & SPLAT_GROUP_FLAG_SH) != 0u && k / 3u >= n_active) return;                          \
+        if (selective && radii[gi].x == 0.0) return;                                                                          \
         float lr = (head == width || k < uint(head)) ? slots[pc.slot].lr_head[i] : slots[pc.slot].lr_rest[i]; \
         uint mi = 2u * gi * uint(width) + k;                                                       \
         float m = m_##name[mi], v = m_##name[mi + uint(width)];                                    \
@@ -52,6 +55,7 @@ void main()
     uint n = slots[pc.slot].frame.n_gaussians, degree = slots[pc.slot].frame.sh_degree;
     uint n_active = (degree + 1u) * (degree + 1u);
     float bias1 = slots[pc.slot].bias1, bias2 = slots[pc.slot].bias2;
+    bool selective = (pc.flags & SPLAT_ADAM_SELECTIVE) != 0u;
     if (gate != 0u) return;
     SPLAT_PARAM_GROUPS(UPDATE)
 }

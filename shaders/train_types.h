@@ -234,7 +234,10 @@ SPLAT_STRUCT(splat_budget_push)
 #define ADAM_PARAMS 2
 #define ADAM_GRADS (ADAM_PARAMS + SPLAT_GROUP_COUNT)
 #define ADAM_MOMENTS (ADAM_GRADS + SPLAT_GROUP_COUNT)
-#define ADAM_BINDINGS (ADAM_MOMENTS + SPLAT_GROUP_COUNT)
+#define ADAM_VISIBLE (ADAM_MOMENTS + SPLAT_GROUP_COUNT)
+#define ADAM_BINDINGS (ADAM_VISIBLE + 1)
+/* adam's push flags: only the Gaussians this step rendered (radius not 0) move */
+#define SPLAT_ADAM_SELECTIVE 1u
 
 /* densify_apply.comp: the decisions and their scans, then every group's rows and moments, from
  * the old arrays to the new ones */

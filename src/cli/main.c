@@ -491,6 +491,8 @@ static int cmd_train(int argc, char **argv)
                    "  --antialiased       antialiased rasterization (gsplat's, Mip-Splatting's 2D filter): renders at\n"
                    "                      other resolutions alias less. The PLY records it; render and eval use it,\n"
                    "                      and --resume and --init-ply keep it\n"
+                   "  --selective-adam    Adam moves only the Gaussians each step renders (gsplat's visible_adam):\n"
+                   "                      faster on scenes seen from many sides, other results (docs/TRAIN.md)\n"
                    "  --white-background  composite on white (the default for images with alpha, e.g. NeRF-synthetic)\n"
                    "  --background R,G,B  composite on this colour, each in [0,1] (default black, or white for images\n"
                    "                      with alpha)\n"
@@ -569,6 +571,7 @@ static int cmd_train(int argc, char **argv)
             else if (strcmp(a, "--white-background") == 0) set_white(&desc);
             else if (strcmp(a, "--random-background") == 0) desc.background = SPLAT_BACKGROUND_RANDOM;
             else if (strcmp(a, "--antialiased") == 0) desc.render.rasterize_mode = SPLAT_RASTERIZE_ANTIALIASED;
+            else if (strcmp(a, "--selective-adam") == 0) desc.selective_adam = true;
             else if (strcmp(a, "--no-renders") == 0) renders = false;
             else if (strcmp(a, "--profile") == 0) desc.profile = true;
             else if (a[0] != '-' && !desc.data) desc.data = a;

@@ -49,6 +49,8 @@ void splat__train_record(splat_trainer *t, splat_cmd *c, uint32_t slot, bool bac
         .params = &m->params,
         .grads = &m->grads,
         .moments = &m->moments,
+        .radii = SPLAT_VIEW(rb->radii),
+        .selective = t->desc.selective_adam,
         .slot = slot,
         .n = m->count,
     });

@@ -95,6 +95,8 @@ typedef struct splat_adam_args {
     splat_view slots;        /* [ring] splat_train_slot: learning rates, bias corrections, degree, count */
     splat_view gate;         /* uint: nonzero leaves everything untouched */
     const splat_scene_gpu *params, *grads, *moments;
+    splat_view radii;        /* [n] vec2, the step's render: selective skips rows whose radius is 0 */
+    bool selective;
     uint32_t slot, n;        /* n: the Gaussians of the dispatch (the slot's count, or more) */
 } splat_adam_args;
 
