@@ -140,7 +140,8 @@ bool splat__view_frame_pack(const uint32_t head[SPLAT_VIEW_HEAD_WORDS], const sp
 struct splat_view_strip {
     uint32_t y, rows;
     splat_bytes jpeg;                /* grown as needed, kept from frame to frame */
-    double seconds;                  /* its own encode */
+    double seconds;                  /* its own encode, wall time */
+    double cpu_seconds;              /* ... and its thread's CPU time: the work, less any wait for a core */
     splat_status status;
     splat_error err;
 };
