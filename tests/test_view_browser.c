@@ -173,11 +173,12 @@ static void check_moved(splat_ctx *ctx, const splat_scene *s, const page_frame *
 static const char k_malformed_js[] =
     "(async () => {"
     "  const ws = splatc.state.ws, orig = ws.onmessage; let raw = null;"
-    "  ws.onmessage = (e) => { if (typeof e.data !== 'string' && !raw) raw = e.data.slice(0); orig(e); };"
+    "  ws.onmessage = (e) => { if (typeof e.data !== 'string') raw = e.data.slice(0); orig(e); };"
+    /* the last message once nothing is asked or in flight (a slow frame is asked again after 5 s) */
     "  splatc.state.dirty = true;"
-    "  for (const t0 = performance.now(); !raw && performance.now() - t0 < 60000;) await new Promise((ok) => setTimeout(ok, 20));"
+    "  const last = await splatc.settled(60000);"
     "  ws.onmessage = orig;"
-    "  if (!raw) return { error: 'no frame message came' };"
+    "  if (!raw || new DataView(raw).getUint32(0, true) !== last.id) return { error: 'no message of the last frame caught' };"
     "  const H = splatc.hello.frame_header, v = new DataView(raw), n = v.getUint32(H, true), T = H + 4, D = T + 12 * n;"
     "  const s = (k, f) => v.getUint32(T + 12 * k + 4 * f, true);"
     "  const at = (k) => { let a = D; for (let i = 0; i < k; i++) a += s(i, 2); return a; };"
