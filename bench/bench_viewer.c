@@ -9,7 +9,13 @@
  * Usage: bench_viewer DATA [--steps 7000] [--images-factor N] [--fps 30] [--width 1280 --height 720]
  *                          [--quality 90] [--repeat 1] [--out DIR] [--splatc PATH] [-- extra train options]
  * The acceptance of issue 13 (H100): bonsai 7k, --fps 30 at 1280x720: at most 5 % slower, every
- * frame within 50 ms. */
+ * frame within 50 ms.
+ *
+ *        bench_viewer --encode [IMAGE] [--width 1280 --height 720] [--quality 90] [--frames 200]
+ * times the viewer's JPEG alone (splat__view_encode, its pool of threads) for each strip count
+ * from 1 to SPLAT_VIEW_STRIPS: IMAGE (a PNG or JPEG, e.g. a render or a training image) tiled to
+ * WIDTHxHEIGHT, or a synthetic image; mean, p95 and max of the wall time, the slowest strip's own
+ * wall and CPU time, and the CPU time of all strips. */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -23,6 +29,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "io/io.h"
 #include "view/view.h"
 #include "ws_client.h"
 
@@ -105,18 +112,19 @@ static int cmp_double(const void *a, const void *b)
 
 /* Where a frame's time went: the server's stages (its header, view.h) and the rest. */
 enum {
-    ST_QUEUED, ST_SNAPSHOT, ST_GPU, ST_GPU_RENDER, ST_GPU_READBACK, ST_ENCODE, ST_SERVER, ST_NET, ST_LATENCY, ST_AGE,
-    ST_COUNT
+    ST_QUEUED, ST_SNAPSHOT, ST_GPU, ST_GPU_RENDER, ST_GPU_READBACK, ST_ENCODE, ST_ENCODE_STRIP, ST_SERVER, ST_NET, ST_LATENCY,
+    ST_AGE, ST_COUNT
 };
 static const char *const stage_name[ST_COUNT] = {
     "queued (arrived -> taken)", "waiting for the snapshot", "GPU, host clock (queue + work)", "GPU render + pack",
-    "GPU readback copy", "JPEG encode", "server total (arrived -> handed over)", "network + client (latency - server)",
-    "latency (request -> last byte)", "snapshot age at render",
+    "GPU readback copy", "JPEG encode (wall time, the strips in parallel)", "JPEG, the slowest strip's own encode",
+    "server total (arrived -> handed over)", "network + client (latency - server)", "latency (request -> last byte)",
+    "snapshot age at render",
 };
 static const int stage_head[ST_COUNT] = {
     SPLAT_VIEW_HEAD_QUEUED_US, SPLAT_VIEW_HEAD_SNAPSHOT_US, SPLAT_VIEW_HEAD_GPU_US, SPLAT_VIEW_HEAD_GPU_RENDER_US,
-    SPLAT_VIEW_HEAD_GPU_READBACK_US, SPLAT_VIEW_HEAD_ENCODE_US, SPLAT_VIEW_HEAD_TOTAL_US, -1, -1,
-    SPLAT_VIEW_HEAD_SNAPSHOT_AGE_US,
+    SPLAT_VIEW_HEAD_GPU_READBACK_US, SPLAT_VIEW_HEAD_ENCODE_US, SPLAT_VIEW_HEAD_ENCODE_STRIP_US, SPLAT_VIEW_HEAD_TOTAL_US, -1,
+    -1, SPLAT_VIEW_HEAD_SNAPSHOT_AGE_US,
 };
 
 #define MAX_FRAMES (1 << 16)
@@ -124,6 +132,7 @@ static const int stage_head[ST_COUNT] = {
 typedef struct client_result {
     uint32_t asked, answered, late, failed;
     uint32_t flags;          /* the last frame's SPLAT_VIEW_FLAG_* */
+    uint32_t strips;         /* the last frame's JPEG strips */
     double *lat;             /* [answered] ms */
     double *stage[ST_COUNT]; /* [answered] ms */
     double render_ms_sum;    /* the server's time from taking a request to the rendered image (snapshot included) */
@@ -197,7 +206,7 @@ static bool pull(uint32_t port, uint32_t fps, uint32_t w, uint32_t h, int qualit
             if (strstr((const char *)d, "\"t\":\"error\"")) res->failed++, inflight = 0;
             continue;
         }
-        if (op != T_WS_BINARY || n < SPLAT_VIEW_FRAME_HEADER || le32(d) != inflight) continue;
+        if (op != T_WS_BINARY || n < SPLAT_VIEW_FRAME_HEADER + 4 || le32(d) != inflight) continue;
         double ms = (now_s() - sent_at) * 1e3;
         if (res->answered < cap) {
             uint32_t a = res->answered;
@@ -207,6 +216,7 @@ static bool pull(uint32_t port, uint32_t fps, uint32_t w, uint32_t h, int qualit
             res->stage[ST_LATENCY][a] = ms;
             res->stage[ST_NET][a] = ms - res->stage[ST_SERVER][a];
             res->flags = le32(d + 4 * SPLAT_VIEW_HEAD_FLAGS);
+            res->strips = le32(d + SPLAT_VIEW_FRAME_HEADER);
         }
         res->answered++;
         res->late += ms > 50;
@@ -217,14 +227,94 @@ static bool pull(uint32_t port, uint32_t fps, uint32_t w, uint32_t h, int qualit
     return true;
 }
 
+/* ------------------------------------------------------------------ --encode: the JPEG alone */
+
+static double percentile(double *v, uint32_t n, double p)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return v[(size_t)(p * (n - 1))];
+}
+
+static int bench_encode(const char *image, uint32_t W, uint32_t H, int quality, uint32_t frames)
+{
+    uint8_t *px = malloc((size_t)W * H * 4);
+    splat_image img = {0};
+    splat_error err = {0};
+    if (image && splat__image_load(image, &img, &err) != SPLAT_OK) return fprintf(stderr, "bench_viewer: %s\n", err.msg), 1;
+    for (uint32_t y = 0; y < H; y++)
+        for (uint32_t x = 0; x < W; x++) {
+            uint8_t *p = px + ((size_t)y * W + x) * 4;
+            if (image) { /* tiled, every other tile mirrored so that no seam is sharper than the image's own edges */
+                uint32_t tx = x / img.width, ty = y / img.height, ix = x % img.width, iy = y % img.height;
+                if (tx & 1) ix = img.width - 1 - ix;
+                if (ty & 1) iy = img.height - 1 - iy;
+                memcpy(p, img.rgba + ((size_t)iy * img.width + ix) * 4, 4);
+            } else { /* smooth shading, edges and a little noise, like a render */
+                for (int c = 0; c < 3; c++)
+                    p[c] = (uint8_t)fmin(255, fmax(0, 128 + 90 * sin(0.013 * (c + 1) * x + 0.021 * y + c) +
+                                                           ((x / 97 + y / 61) % 3) * 20 + (rand() % 9) - 4));
+                p[3] = 255;
+            }
+        }
+    splat__image_free(&img);
+    splat_view_encoder e;
+    if (splat__view_encoder_init(&e, &err) != SPLAT_OK) return fprintf(stderr, "bench_viewer: %s\n", err.msg), 1;
+    double *wall = malloc(frames * sizeof *wall), *slowest = malloc(frames * sizeof *slowest);
+    double *cpu_max = malloc(frames * sizeof *cpu_max), *cpu_sum = malloc(frames * sizeof *cpu_sum);
+    printf("bench_viewer --encode: %ux%u at quality %d, %s, %u frames per strip count, %ld CPUs online\n\n", W, H, quality,
+           image ? image : "a synthetic image", frames, sysconf(_SC_NPROCESSORS_ONLN));
+    /* the CPU times hold on a busy host too: the slowest strip's is the wall time the encode would
+     * take with a core for each strip, their sum the work the strips cost in all */
+    printf("| strips | wall mean (ms) | wall p95 | wall max | slowest strip, wall mean | slowest strip, CPU mean / p95 / max | "
+           "CPU of all strips, mean | bytes |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    for (uint32_t strips = 1; strips <= SPLAT_VIEW_STRIPS; strips++) {
+        size_t bytes = 0;
+        for (uint32_t f = 0; f < frames + 5; f++) { /* 5 to warm up */
+            double w;
+            if (splat__view_encode(&e, px, W, H, quality, strips, &w, &err) != SPLAT_OK)
+                return fprintf(stderr, "bench_viewer: %s\n", err.msg), 1;
+            if (f < 5) continue;
+            double s = 0, cm = 0, cs = 0;
+            bytes = 0;
+            for (uint32_t k = 0; k < e.n; k++) {
+                const splat_view_strip *st = &e.strips[k];
+                s = fmax(s, st->seconds), cm = fmax(cm, st->cpu_seconds), cs += st->cpu_seconds, bytes += st->jpeg.size;
+            }
+            wall[f - 5] = w * 1e3;
+            slowest[f - 5] = s * 1e3;
+            cpu_max[f - 5] = cm * 1e3;
+            cpu_sum[f - 5] = cs * 1e3;
+        }
+        double sw = 0, ss = 0, scm = 0, scs = 0;
+        for (uint32_t f = 0; f < frames; f++) sw += wall[f], ss += slowest[f], scm += cpu_max[f], scs += cpu_sum[f];
+        double p95 = percentile(wall, frames, 0.95), mx = wall[frames - 1];
+        double c95 = percentile(cpu_max, frames, 0.95), cmx = cpu_max[frames - 1];
+        printf("| %u | %.2f | %.2f | %.2f | %.2f | %.2f / %.2f / %.2f | %.2f | %zu |\n", e.n, sw / frames, p95, mx, ss / frames,
+               scm / frames, c95, cmx, scs / frames, bytes);
+    }
+    splat__view_encoder_free(&e);
+    free(wall);
+    free(slowest);
+    free(cpu_max);
+    free(cpu_sum);
+    free(px);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *data = NULL, *out = "bench-viewer-out", *splatc = SPLAT_CLI_PATH;
     uint32_t steps = 7000, fps = 30, W = 1280, H = 720, repeat = 1, factor = 0;
     int quality = 90;
     char extra[2048] = "";
+    uint32_t frames = 200;
+    bool encode = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--encode") == 0) {
+            encode = true;
+            continue;
+        }
         if (strcmp(a, "--") == 0) {
             for (int k = i + 1; k < argc; k++) {
                 strncat(extra, " '", sizeof extra - strlen(extra) - 1);
@@ -243,12 +333,16 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--images-factor") == 0) factor = (uint32_t)atoi(v), i++;
         else if (strcmp(a, "--out") == 0) out = v, i++;
         else if (strcmp(a, "--splatc") == 0) splatc = v, i++;
+        else if (strcmp(a, "--frames") == 0) frames = (uint32_t)atoi(v), i++;
         else if (a[0] != '-' && !data) data = a;
         else return fprintf(stderr, "bench_viewer: unknown option %s\n", a), 2;
     }
-    if (!data || !fps || !W || !H || !repeat || quality < 1 || quality > 100) {
+    if (encode && W && H && W <= 65500 && H <= 65500 && frames && quality >= 1 && quality <= 100)
+        return bench_encode(data, W, H, quality, frames);
+    if (encode || !data || !fps || !W || !H || !repeat || quality < 1 || quality > 100) {
         fprintf(stderr, "usage: bench_viewer DATA [--steps N] [--images-factor N] [--fps 30] [--width 1280 --height 720] "
-                        "[--quality 90] [--repeat N] [--out DIR] [--splatc PATH] [-- train options]\n");
+                        "[--quality 90] [--repeat N] [--out DIR] [--splatc PATH] [-- train options]\n"
+                        "       bench_viewer --encode [IMAGE] [--width 1280 --height 720] [--quality 90] [--frames 200]\n");
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
@@ -317,8 +411,8 @@ int main(int argc, char **argv)
         client_result *c = &cl[r];
         uint32_t n = c->answered < MAX_FRAMES ? c->answered : MAX_FRAMES;
         if (!n) continue;
-        printf("\nrun %u: where a frame's time goes (ms; the viewer %s training's queue)\n\n", r,
-               c->flags & SPLAT_VIEW_FLAG_OWN_QUEUE ? "has a queue beside" : "shares");
+        printf("\nrun %u: where a frame's time goes (ms; the viewer %s training's queue; JPEG in %u strips)\n\n", r,
+               c->flags & SPLAT_VIEW_FLAG_OWN_QUEUE ? "has a queue beside" : "shares", c->strips);
         printf("| stage | mean | p50 | p95 | max | mean over the %u frames > 50 ms |\n| --- | --- | --- | --- | --- | --- |\n",
                c->late);
         double *sorted = malloc(n * sizeof *sorted);

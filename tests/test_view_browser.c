@@ -166,6 +166,88 @@ static void check_moved(splat_ctx *ctx, const splat_scene *s, const page_frame *
     free(was);
 }
 
+/* The page's own reading of a frame message, given a real one of several strips (caught from its
+ * WebSocket) cut short or altered in each way the layout forbids: each is refused (counted, the
+ * frame on screen kept) and none throws; the real one handed over again is shown; and the next
+ * frame from the server still comes and is splat_render of its camera. */
+static const char k_malformed_js[] =
+    "(async () => {"
+    "  const ws = splatc.state.ws, orig = ws.onmessage; let raw = null;"
+    "  ws.onmessage = (e) => { if (typeof e.data !== 'string') raw = e.data.slice(0); orig(e); };"
+    /* the last message once nothing is asked or in flight (a slow frame is asked again after 5 s) */
+    "  splatc.state.dirty = true;"
+    "  const last = await splatc.settled(60000);"
+    "  ws.onmessage = orig;"
+    "  if (!raw || new DataView(raw).getUint32(0, true) !== last.id) return { error: 'no message of the last frame caught' };"
+    "  const H = splatc.hello.frame_header, v = new DataView(raw), n = v.getUint32(H, true), T = H + 4, D = T + 12 * n;"
+    "  const s = (k, f) => v.getUint32(T + 12 * k + 4 * f, true);"
+    "  const at = (k) => { let a = D; for (let i = 0; i < k; i++) a += s(i, 2); return a; };"
+    "  const set = (o, x, b = raw.slice(0)) => { new DataView(b).setUint32(o, x, true); return b; };"
+    "  const cat = (...parts) => { const b = new Uint8Array(parts.reduce((a, p) => a + p.byteLength, 0)); let o = 0;"
+    "    for (const p of parts) { b.set(new Uint8Array(p), o); o += p.byteLength; } return b.buffer; };"
+    "  const L = n - 1, notJpeg = raw.slice(0); new Uint8Array(notJpeg).fill(0, at(1), at(1) + 2);"
+    "  const swapped = cat(raw.slice(0, T), raw.slice(T + 12, T + 24), raw.slice(T, T + 12), raw.slice(T + 24, at(0)),"
+    "                      raw.slice(at(1), at(2)), raw.slice(at(0), at(1)), raw.slice(at(2)));"
+    "  const cases = {"
+    "    empty: new ArrayBuffer(0), 'cut in the header': raw.slice(0, H - 2), 'cut in the table': raw.slice(0, T + 6),"
+    "    'cut by a byte': raw.slice(0, raw.byteLength - 1), 'a byte more': cat(raw, new ArrayBuffer(1)),"
+    "    'no strips': set(H, 0), '2^32-1 strips': set(H, 0xffffffff), 'more strips than rows': set(H, s(0, 1) + 1e4),"
+    "    'one strip less': set(H, n - 1), 'a gap': set(T + 12 + 0, s(1, 0) + 1), 'an overlap': set(T + 12, s(1, 0) - 1),"
+    "    'out of order': swapped, 'the last strip a row short': set(T + 12 * L + 4, s(L, 1) - 1),"
+    "    'the last strip a row long': set(T + 12 * L + 4, s(L, 1) + 1), 'zero rows': set(T + 4, 0),"
+    "    'a strip past the end': set(T + 12 * L + 8, s(L, 2) + 1), 'a strip a byte short': set(T + 8, s(0, 2) - 1),"
+    "    'zero bytes': set(T + 8, 0), 'a strip that is not a JPEG': notJpeg, 'wider than its strips': set(8, v.getUint32(8, true) + 1),"
+    "    'no height': set(12, 0), 'taller than the page allows': set(12, 1e6),"
+    "  };"
+    "  const r0 = splatc.rejected, f0 = splatc.frames, id0 = splatc.last.id, out = {};"
+    "  for (const [name, buf] of Object.entries(cases)) {"
+    "    const before = splatc.rejected; const shown = await splatc.receive(buf);"
+    "    out[name] = !shown && splatc.rejected === before + 1;"
+    "  }"
+    "  const kept = splatc.frames === f0 && splatc.last.id === id0;"
+    "  return { strips: n, refused: out, kept, rejected: splatc.rejected - r0, again: await splatc.receive(raw),"
+    "           note: document.getElementById('note').textContent };"
+    "})()";
+
+static void malformed_frames(t_browser *b, splat_ctx *ctx, const splat_scene *s)
+{
+    char *text = t_browser_eval(b, k_malformed_js, 120);
+    T_CHECK(text, "the malformed frames threw in the page: %s", b->error);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    T_CHECK(j && !cJSON_GetObjectItem(j, "error"), "%s", text ? text : "");
+    if (j && !cJSON_GetObjectItem(j, "error")) {
+        int strips = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(j, "strips"));
+        T_CHECK(strips >= 2, "the frame came in %d strips: too few to reorder", strips);
+        const cJSON *c;
+        int n = 0;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "refused"))
+        {
+            T_CHECK(cJSON_IsTrue(c), "the page did not refuse a frame message with %s", c->string);
+            n++;
+        }
+        T_CHECK(n >= 20 && cJSON_GetNumberValue(cJSON_GetObjectItem(j, "rejected")) == n, "%d cases, %g refused", n,
+                cJSON_GetNumberValue(cJSON_GetObjectItem(j, "rejected")));
+        T_CHECK(cJSON_IsTrue(cJSON_GetObjectItem(j, "kept")), "a refused message changed the frame on screen");
+        T_CHECK(cJSON_IsTrue(cJSON_GetObjectItem(j, "again")), "the real message, handed over again, was not shown");
+        const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(j, "note"));
+        T_CHECK(note && strstr(note, "malformed"), "no note of a malformed frame");
+    }
+    cJSON_Delete(j);
+    free(text);
+    /* and the next frame from the server is the right picture */
+    page_frame f = {0};
+    char why[1200] = "";
+    bool ok = frame_after(b, "(splatc.state.dirty = true, splatc.waitFrame(splatc.lastSentId + 1, 60000))", &f, why, sizeof why);
+    T_CHECK(ok, "no frame after the malformed ones: %s", why);
+    uint8_t *want = ok ? reference(ctx, s, &f.cam) : NULL;
+    if (want) {
+        double psnr = t_psnr8(f.rgba, 4, want, 3, f.w, f.h);
+        T_CHECK(psnr > 40, "the frame after the malformed ones is %.2f dB from splat_render of its camera", psnr);
+    }
+    free(want);
+    free(f.rgba);
+}
+
 /* `splatc view` of a scene with cameras: the page jumps to camera 0 through its camera list, and
  * the frame the browser decodes is `splatc render` of that camera, less JPEG's loss (more than
  * 40 dB); the other camera's frustum is drawn over it; dragging the mouse orbits and holding W
@@ -255,6 +337,7 @@ SPLAT_TEST(view_browser_frame)
     ok = ok && t_browser_key(&b, "w", "KeyW", 87, 0.4) && frame_after(&b, "splatc.settled(60000)", &f2, why, sizeof why);
     T_CHECK(ok, "after W: %s %s", why, b.error);
     if (ok) check_moved(ctx, &scene, &f1, &f2, 'w');
+    if (ok) malformed_frames(&b, ctx, &scene);
 done:
     t_browser_close(&b);
     free(f0.rgba);

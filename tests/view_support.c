@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <setjmp.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -116,6 +117,63 @@ bool t_jpeg_decode(const uint8_t *data, size_t n, uint8_t **rgb, uint32_t *w, ui
     }
     jpeg_finish_decompress(&d);
     jpeg_destroy_decompress(&d);
+    *rgb = out;
+    return true;
+}
+
+static uint32_t le32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
+
+static bool refuse(char *why, size_t size, const char *fmt, ...) SPLAT_PRINTF(3, 4);
+static bool refuse(char *why, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, size, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+bool t_frame_decode(const uint8_t *msg, size_t n, size_t header, uint8_t **rgb, uint32_t *w, uint32_t *h, uint32_t *strips,
+                    char *why, size_t why_size)
+{
+    *rgb = NULL;
+    if (n < header + 4) return refuse(why, why_size, "%zu bytes: shorter than the header and its strip count", n);
+    *w = le32(msg + 8), *h = le32(msg + 12);
+    uint32_t ns = *strips = le32(msg + header);
+    if (*w < 1 || *h < 1 || *w > 65500 || *h > 65500) return refuse(why, why_size, "a frame of %ux%u", *w, *h);
+    if (ns < 1 || ns > *h) return refuse(why, why_size, "%u strips for %u rows", ns, *h);
+    size_t at = header + 4 + 12 * (size_t)ns;
+    if (at > n) return refuse(why, why_size, "the table of %u strips goes past the message's %zu bytes", ns, n);
+    uint8_t *out = malloc((size_t)*w * *h * 3);
+    if (!out) return refuse(why, why_size, "out of memory");
+    uint32_t y = 0;
+    for (uint32_t k = 0; k < ns; k++) {
+        const uint8_t *t = msg + header + 4 + 12 * (size_t)k;
+        uint32_t sy = le32(t), rows = le32(t + 4), bytes = le32(t + 8);
+        uint8_t *px = NULL;
+        uint32_t sw = 0, sh = 0;
+        bool ok = sy == y && rows >= 1 && rows <= *h - y && bytes >= 1 && bytes <= n - at;
+        if (ok && !(ok = t_jpeg_decode(msg + at, bytes, &px, &sw, &sh)))
+            refuse(why, why_size, "strip %u (rows %u..%u): its JPEG does not decode", k, sy, sy + rows - 1);
+        else if (ok && !(ok = sw == *w && sh == rows))
+            refuse(why, why_size, "strip %u is %ux%u, not %ux%u", k, sw, sh, *w, rows);
+        else if (!ok)
+            refuse(why, why_size, "strip %u: rows %u..+%u and %u bytes, where row %u and %zu bytes are next of %u rows and %zu "
+                   "bytes", k, sy, rows, bytes, y, at, *h, n);
+        if (!ok) {
+            free(px);
+            free(out);
+            return false;
+        }
+        memcpy(out + (size_t)y * *w * 3, px, (size_t)rows * *w * 3);
+        free(px);
+        y += rows;
+        at += bytes;
+    }
+    if (y != *h || at != n) {
+        free(out);
+        return refuse(why, why_size, "the strips cover %u of %u rows and end at byte %zu of %zu", y, *h, at, n);
+    }
     *rgb = out;
     return true;
 }

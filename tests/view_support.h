@@ -17,6 +17,13 @@ double t_psnr8(const uint8_t *a, int a_channels, const uint8_t *b, int b_channel
 /* Decodes a JPEG into rgb [H,W,3] (malloc'd); false on a bad stream. */
 bool t_jpeg_decode(const uint8_t *data, size_t n, uint8_t **rgb, uint32_t *w, uint32_t *h);
 
+/* A frame message of the viewer (src/view/view.h; `header` bytes before the strips) decoded to
+ * rgb [H,W,3] (malloc'd), its size and strip count out. False, with the reason in `why`, unless its
+ * strips start at row 0, each where the one before ended, cover the height exactly, each a JPEG of
+ * width x its rows, and their bytes fill the message to its end. */
+bool t_frame_decode(const uint8_t *msg, size_t n, size_t header, uint8_t **rgb, uint32_t *w, uint32_t *h, uint32_t *strips,
+                    char *why, size_t why_size);
+
 /* The tool in the background: `args` (shell words) with stdout and stderr into `log`. */
 typedef struct t_proc {
     pid_t pid;

@@ -358,9 +358,11 @@ static splat_status create_device(splat_gpu *g, splat_error *err)
         .shaderFloat16 = g->info.fp16_storage,
     };
     VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
-    /* a second queue for the viewer when the family has one; SPLAT_ONE_QUEUE=1 keeps one (to compare) */
-    const char *one = getenv("SPLAT_ONE_QUEUE");
-    bool two = qf[g->queue_family].queueCount >= 2 && !(one && *one && strcmp(one, "0") != 0);
+    /* a second queue for the viewer only when asked (SPLAT_TWO_QUEUES=1) and the family has one: on
+     * the H100 its frames then overlap training's kernels and slowed training more than waiting
+     * their turn on one queue did (docs/PERFORMANCE.md, the viewer) */
+    const char *two_asked = getenv("SPLAT_TWO_QUEUES");
+    bool two = qf[g->queue_family].queueCount >= 2 && two_asked && *two_asked && strcmp(two_asked, "0") != 0;
     float prio[2] = {1.0f, 1.0f};
     VkDeviceQueueCreateInfo qci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,

@@ -47,9 +47,9 @@ typedef struct splat_gpu {
     VkQueue queue;
     uint32_t queue_family;
     /* A second queue of the same family for work beside training (the viewer's frames), so that it
-     * does not wait behind training's queued iterations; `queue` itself when the family has only
-     * one (or SPLAT_ONE_QUEUE=1). Streams on different queues order their work with each other's
-     * timelines (splat__stream_after). */
+     * does not wait behind training's queued iterations: only with SPLAT_TWO_QUEUES=1, and `queue`
+     * itself otherwise or when the family has only one. Streams on different queues order their
+     * work with each other's timelines (splat__stream_after). */
     VkQueue queue2;
     VkCommandPool imm_pool;          /* for one-off uploads and downloads */
     /* Streams may live on different threads (the viewer renders beside training), and they share

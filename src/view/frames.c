@@ -1,13 +1,15 @@
 /* view: the renderer's thread. It takes the clients' frame requests one at a time (the oldest
  * first, each client at most max_fps times a second, and none for a client whose last frame is
  * still going out), renders the scene with the renderer's stages on the viewer's own stream,
- * reads the image back, encodes it as JPEG and hands it to the client's connection.
+ * reads the image back, encodes it as JPEG in strips on the encoder's pool (encode.c) and hands
+ * it to the client's connection.
  *
  * With a trainer attached, frames render the latest snapshot of its parameters (snapshot() says
  * when a frame waits for one): the renderer asks through the tap (train.h) and the training thread
  * copies them into the back buffer between two iterations; the buffers swap once the copy is done
- * on the device. The renderer's stream is on the gpu's second queue when it has one, so frames do
- * not wait behind training's queued iterations; the timelines order the copy and the renders. */
+ * on the device. The renderer's stream is on the gpu's second queue when there is one
+ * (SPLAT_TWO_QUEUES=1), so that frames do not wait behind training's queued iterations; the
+ * timelines order the copy and the renders either way. */
 #include <stdio.h>
 #include <time.h>
 
@@ -195,9 +197,9 @@ static splat_status fit_buffers(splat_viewer *v, uint32_t n, uint32_t w, uint32_
 
 static uint32_t micros(double seconds) { return seconds <= 0 ? 0 : (uint32_t)SPLAT_MIN(seconds * 1e6, 4e9); }
 
-/* Renders a request (arrived at `arrived`, taken now) into a frame message (header + JPEG) in *msg. */
+/* Renders a request (arrived at `arrived`, taken now) into a frame message (header, strips) in *msg. */
 static splat_status render(splat_viewer *v, const splat_view_request *req, double arrived, uint8_t **msg, size_t *len,
-                           splat_bytes *jpeg, splat_error *err)
+                           splat_error *err)
 {
     uint32_t head[SPLAT_VIEW_HEAD_WORDS] = {0};
     double t0 = splat__now();
@@ -237,24 +239,23 @@ static splat_status render(splat_viewer *v, const splat_view_request *req, doubl
         }
         head[SPLAT_VIEW_HEAD_GPU_RENDER_US] = micros(sum * 1e-3);
     }
-    st = splat__jpeg_encode(v->pixels.map, 4, cam->width, cam->height, (int)req->quality, jpeg, err);
+    double wall;
+    st = splat__view_encode(&v->enc, v->pixels.map, cam->width, cam->height, (int)req->quality, SPLAT_VIEW_STRIPS, &wall, err);
     if (st != SPLAT_OK) return st;
-    double t_encoded = splat__now();
-    *len = SPLAT_VIEW_FRAME_HEADER + jpeg->size;
-    *msg = splat__malloc(*len);
-    if (!*msg) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "viewer: out of host memory");
+    double slowest = 0;
+    for (uint32_t k = 0; k < v->enc.n; k++) slowest = SPLAT_MAX(slowest, v->enc.strips[k].seconds);
     head[SPLAT_VIEW_HEAD_ID] = req->id;
     head[SPLAT_VIEW_HEAD_STEP] = training ? v->snap.step : 0;
     head[SPLAT_VIEW_HEAD_WIDTH] = cam->width;
     head[SPLAT_VIEW_HEAD_HEIGHT] = cam->height;
     head[SPLAT_VIEW_HEAD_RENDER_US] = micros(t_rendered - t0);
     head[SPLAT_VIEW_HEAD_GAUSSIANS] = v->scene.count;
-    head[SPLAT_VIEW_HEAD_ENCODE_US] = micros(t_encoded - t_rendered);
+    head[SPLAT_VIEW_HEAD_ENCODE_US] = micros(wall);
+    head[SPLAT_VIEW_HEAD_ENCODE_STRIP_US] = micros(slowest);
     head[SPLAT_VIEW_HEAD_FLAGS] = v->gpu->queue2 != v->gpu->queue ? SPLAT_VIEW_FLAG_OWN_QUEUE : 0;
     head[SPLAT_VIEW_HEAD_TOTAL_US] = micros(splat__now() - arrived);
-    for (int k = 0; k < SPLAT_VIEW_HEAD_WORDS; k++) /* little-endian, whatever the host */
-        for (int b = 0; b < 4; b++) (*msg)[4 * k + b] = (uint8_t)(head[k] >> (8 * b));
-    memcpy(*msg + SPLAT_VIEW_FRAME_HEADER, jpeg->data, jpeg->size);
+    if (!splat__view_frame_pack(head, v->enc.strips, v->enc.n, msg, len))
+        return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "viewer: out of host memory");
     return SPLAT_OK;
 }
 
@@ -277,7 +278,6 @@ static void wait_for(splat_viewer *v, double seconds)
 static void *run(void *arg)
 {
     splat_viewer *v = arg;
-    splat_bytes jpeg = {0};
     uint32_t failures = 0;
     pthread_mutex_lock(&v->lock);
     while (!v->stop) {
@@ -298,7 +298,7 @@ static void *run(void *arg)
         uint8_t *msg = NULL;
         size_t len = 0;
         splat_error err = {0};
-        splat_status st = render(v, &req, arrived, &msg, &len, &jpeg, &err);
+        splat_status st = render(v, &req, arrived, &msg, &len, &err);
         char *failed = NULL;
         if (st != SPLAT_OK) {
             if (failures++ < 20) splat__view_log(v, "frame %u: %s", req.id, err.msg);
@@ -321,7 +321,6 @@ static void *run(void *arg)
         pthread_mutex_lock(&v->lock);
     }
     pthread_mutex_unlock(&v->lock);
-    splat__free(jpeg.data);
     return NULL;
 }
 
@@ -343,6 +342,9 @@ splat_status splat__view_frames_start(splat_viewer *v, splat_error *err)
      * iterations: most of a second a frame) */
     v->has_prof = v->gpu->info.timestamps && v->gpu->info.type != VK_PHYSICAL_DEVICE_TYPE_CPU &&
                   splat__prof_init(v->gpu, &v->prof, NULL) == SPLAT_OK;
+    st = splat__view_encoder_init(&v->enc, err);
+    if (st != SPLAT_OK) return st;
+    v->has_enc = true;
     if (pthread_create(&v->render_thread, NULL, run, v) != 0)
         return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "viewer: cannot start the renderer's thread");
     v->render_started = true;

@@ -133,6 +133,36 @@ bool splat__view_parse(const char *text, size_t len, uint32_t max_side, splat_vi
     return ok;
 }
 
+/* ------------------------------------------------------------------ frames */
+
+static uint8_t *put32(uint8_t *p, uint32_t v)
+{
+    for (int b = 0; b < 4; b++) p[b] = (uint8_t)(v >> (8 * b)); /* little-endian, whatever the host */
+    return p + 4;
+}
+
+bool splat__view_frame_pack(const uint32_t head[SPLAT_VIEW_HEAD_WORDS], const splat_view_strip *strips, uint32_t n,
+                            uint8_t **msg, size_t *len)
+{
+    size_t size = SPLAT_VIEW_FRAME_HEADER + 4 + (size_t)n * 4 * SPLAT_VIEW_STRIP_WORDS;
+    for (uint32_t k = 0; k < n; k++) size += strips[k].jpeg.size;
+    uint8_t *p = *msg = splat__malloc(size);
+    if (!p) return false;
+    for (int k = 0; k < SPLAT_VIEW_HEAD_WORDS; k++) p = put32(p, head[k]);
+    p = put32(p, n);
+    for (uint32_t k = 0; k < n; k++) {
+        p = put32(p, strips[k].y);
+        p = put32(p, strips[k].rows);
+        p = put32(p, (uint32_t)strips[k].jpeg.size);
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        memcpy(p, strips[k].jpeg.data, strips[k].jpeg.size);
+        p += strips[k].jpeg.size;
+    }
+    *len = size;
+    return true;
+}
+
 /* ------------------------------------------------------------------ server messages */
 
 static cJSON *floats(const float *v, int n)

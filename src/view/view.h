@@ -15,8 +15,9 @@
  *                     slow or vanished client holds up nobody.
  *   the renderer      frames.c: takes the clients' frame requests in turn (at most max_fps per
  *                     client), renders each with the renderer's stages on the viewer's own stream
- *                     (on the device's second queue when it has one) from the latest snapshot,
- *                     encodes it as JPEG and hands it to its client's connection.
+ *                     (on training's queue, or on the device's second one with SPLAT_TWO_QUEUES=1)
+ *                     from the latest snapshot, encodes it as JPEG in strips on a pool of threads
+ *                     (encode.c) and hands it to its client's connection.
  *
  * `lock` guards everything the threads share (the sessions' requests and frames, the statistics,
  * the control state, the scene source); nobody holds it while waiting on the GPU or the network. */
@@ -59,10 +60,16 @@ const char *splat__view_mime(const char *name);
  *       W x H pixels, JPEG quality Q (1..100); the answer carries id N. A newer request replaces
  *       one not yet started.
  *   {"t":"pause"}, {"t":"resume"}, {"t":"save"}   training's controls
- * Frames go back as binary messages: SPLAT_VIEW_FRAME_HEADER bytes, little-endian uint32 words
- * indexed by splat_view_head, then the JPEG. After the frame's identity, where its time went, so
- * that a client (bench_viewer) can tell waiting from work; times are microseconds, "arrived" is
- * when the server had the whole request. */
+ * Frames go back as binary messages, every number a little-endian uint32:
+ *   SPLAT_VIEW_FRAME_HEADER bytes: the words indexed by splat_view_head;
+ *   n, the number of strips (1..height), then n times (y, rows, bytes): the strips' rows y..y+rows-1
+ *      and the size of their JPEG, in order: strip k starts where strip k-1 ended, the first at row
+ *      0, and together they cover the height exactly;
+ *   the n JPEGs, one after the other, each `width` x `rows` pixels; they end the message.
+ * Strips are encoded at once on a small pool of threads (splat_view_encoder); a client draws each
+ * at its row. After the frame's identity the header says where its time went, so that a client
+ * (bench_viewer) can tell waiting from work; times are microseconds, "arrived" is when the server
+ * had the whole request. */
 typedef enum splat_view_head {
     SPLAT_VIEW_HEAD_ID,              /* the request's id */
     SPLAT_VIEW_HEAD_STEP,            /* training step of the snapshot (0 when showing a fixed scene) */
@@ -75,15 +82,22 @@ typedef enum splat_view_head {
     SPLAT_VIEW_HEAD_GPU_US,          /* submitted -> completed, on the host's clock: queue wait + GPU work */
     SPLAT_VIEW_HEAD_GPU_RENDER_US,   /* render + pack on the GPU's clock (0: the device has no timestamps) */
     SPLAT_VIEW_HEAD_GPU_READBACK_US, /* the copy of the pixels to host-visible memory, on the GPU's clock */
-    SPLAT_VIEW_HEAD_ENCODE_US,       /* the JPEG */
+    SPLAT_VIEW_HEAD_ENCODE_US,       /* the JPEG: the wall time of the strips' parallel encode */
     SPLAT_VIEW_HEAD_TOTAL_US,        /* arrived -> handed to its connection */
     SPLAT_VIEW_HEAD_SNAPSHOT_AGE_US, /* how old the snapshot was when the render started (since its copy was asked) */
     SPLAT_VIEW_HEAD_FLAGS,           /* SPLAT_VIEW_FLAG_* */
+    SPLAT_VIEW_HEAD_ENCODE_STRIP_US, /* the slowest strip's own encode (ENCODE_US less the pool's waits) */
     SPLAT_VIEW_HEAD_WORDS
 } splat_view_head;
 
 #define SPLAT_VIEW_FLAG_OWN_QUEUE 1u /* the viewer submits to a queue of its own, beside training's */
 #define SPLAT_VIEW_FRAME_HEADER (4 * SPLAT_VIEW_HEAD_WORDS)
+#define SPLAT_VIEW_STRIP_WORDS 3     /* y, rows, bytes */
+
+/* How many strips a frame is cut into at most: the pool's threads and the renderer's own. A
+ * 1280x720 frame at quality 90 is about 8 ms of libjpeg-turbo on one core of an H100's host
+ * (docs/PERFORMANCE.md). */
+#define SPLAT_VIEW_STRIPS 4
 
 typedef enum splat_view_msg_kind {
     SPLAT_VIEW_MSG_FRAME = 1,
@@ -107,6 +121,55 @@ typedef struct splat_view_msg {
  * Returns false, with the reason in `why`, for anything else: not JSON, not an object, an unknown
  * "t", a missing, non-numeric, non-finite or out-of-range field. Safe on any input. */
 bool splat__view_parse(const char *text, size_t len, uint32_t max_side, splat_view_msg *out, char *why, size_t why_size);
+
+/* Cuts `height` rows into min(max_strips, ceil(height / 16)) strips (at least one) of whole
+ * 16-row bands, as even as the bands allow, so that each JPEG codes the same 8x8 and 16x16 blocks
+ * as one JPEG of the whole frame would. Writes strip k's first row and row count to y[k] and
+ * rows[k] ([SPLAT_VIEW_STRIPS] each when max_strips is at most that); returns the count. */
+uint32_t splat__view_strip_layout(uint32_t height, uint32_t max_strips, uint32_t *y, uint32_t *rows);
+
+/* A frame message (the layout above) from its header words and its n strips, into *msg
+ * (splat__malloc'd, the caller's; NULL and false when out of memory). */
+typedef struct splat_view_strip splat_view_strip;
+bool splat__view_frame_pack(const uint32_t head[SPLAT_VIEW_HEAD_WORDS], const splat_view_strip *strips, uint32_t n,
+                            uint8_t **msg, size_t *len);
+
+/* ------------------------------------------------------------------ the JPEG (encode.c) */
+
+/* One strip of a frame: its rows and, once encoded, its JPEG. */
+struct splat_view_strip {
+    uint32_t y, rows;
+    splat_bytes jpeg;                /* grown as needed, kept from frame to frame */
+    double seconds;                  /* its own encode, wall time */
+    double cpu_seconds;              /* ... and its thread's CPU time: the work, less any wait for a core */
+    splat_status status;
+    splat_error err;
+};
+
+/* The pool that encodes a frame's strips at once: SPLAT_VIEW_STRIPS - 1 threads created with the
+ * viewer, and the thread that asks (the renderer), which encodes strips too rather than waiting.
+ * One frame at a time: splat__view_encode is called from one thread. */
+typedef struct splat_view_encoder {
+    pthread_t threads[SPLAT_VIEW_STRIPS - 1];
+    uint32_t n_threads;
+    pthread_mutex_t lock;
+    pthread_cond_t work, done;
+    bool stop;
+    /* the frame being encoded, under the lock */
+    const uint8_t *pixels;           /* [H,W] RGBX8 */
+    uint32_t width;
+    int quality;
+    uint32_t n, next, left;          /* strips; the next one to take; those not finished */
+    splat_view_strip strips[SPLAT_VIEW_STRIPS];
+} splat_view_encoder;
+
+splat_status splat__view_encoder_init(splat_view_encoder *e, splat_error *err);
+void splat__view_encoder_free(splat_view_encoder *e);
+/* Encodes pixels [height, width] RGBX8 in splat__view_strip_layout(height, max_strips) strips at
+ * once, into e->strips[0..e->n). *wall gets the seconds it took. A strip that failed fails it,
+ * with that strip's message. */
+splat_status splat__view_encode(splat_view_encoder *e, const uint8_t *pixels, uint32_t width, uint32_t height, int quality,
+                                uint32_t max_strips, double *wall, splat_error *err);
 
 /* A training run's state as the page shows it. */
 typedef struct splat_view_stats {
@@ -138,7 +201,8 @@ typedef struct splat_view_frame_of_ref {
  *           {"name","w","h","fx","fy","cx","cy","R","T"}...],"history":[[step,loss,psnr]...],"stats":{...}}
  *   stats: {"t":"stats", "step","steps","loss","psnr","n","its","eta","paused","pause_asked","done"}
  *   note:  {"t":"note","text":"..."}
- *   error: {"t":"error","id":N,"text":"..."}   a frame that could not be made */
+ *   error: {"t":"error","id":N,"text":"..."}   a frame that could not be made
+ * "frame_header" is SPLAT_VIEW_FRAME_HEADER: where a frame message's strip count is. */
 char *splat__view_hello_json(const splat_view_stats *s, const splat_view_history *h, const splat_camera *cams,
                              char *const *names, uint32_t n_cams, const splat_view_frame_of_ref *ref, uint32_t max_fps,
                              uint32_t max_side);
@@ -174,7 +238,7 @@ typedef struct splat_view_session {
     splat_view_request req;
     double t_request;                /* when the pending request arrived */
     double next_due;                 /* the earliest start of its next render (the rate cap) */
-    uint8_t *frame;                  /* a finished frame (LWS_PRE + header + JPEG), not yet taken */
+    uint8_t *frame;                  /* a finished frame message (header, strips), not yet taken */
     size_t frame_len;
     char *error;                     /* a frame that failed: its message (JSON), not yet sent */
 } splat_view_session;
@@ -224,6 +288,8 @@ struct splat_viewer {
     bool has_pack;
     splat_prof prof;                 /* the GPU's time of a frame: render, readback */
     bool has_prof;
+    splat_view_encoder enc;          /* the JPEG's strips */
+    bool has_enc;
     splat_buf packed;                /* [H,W] RGBA8 on the device */
     splat_buf pixels;                /* [H,W] RGBA8 read back, host-visible */
     splat_scene_gpu scene;           /* the fixed scene, or the trainer's snapshot frames render (the front) */

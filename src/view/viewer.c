@@ -284,6 +284,7 @@ void splat_viewer_free(splat_viewer *v)
     splat__render_bufs_free(v->gpu, &v->rb);
     if (v->has_pack) splat__pipe_free(v->gpu, &v->pack);
     if (v->has_prof) splat__prof_free(v->gpu, &v->prof);
+    if (v->has_enc) splat__view_encoder_free(&v->enc);
     splat__buf_free(v->gpu, &v->packed);
     splat__buf_free(v->gpu, &v->pixels);
     splat__scene_gpu_free(v->gpu, &v->scene);

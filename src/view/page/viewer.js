@@ -1,6 +1,6 @@
 // The splatc viewer's page. The server renders every frame on the GPU; this page only keeps the
 // camera, asks for frames (a JSON request over the WebSocket, at most one in flight), shows the
-// JPEGs it gets back, draws the training cameras over them, and shows training's numbers.
+// frames it gets back (JPEG strips, put together), draws the training cameras over them, and shows training's numbers.
 // Cameras follow splatc's convention: R and T map world to camera, x right, y down, z forward.
 'use strict';
 
@@ -59,13 +59,17 @@ const state = {
   keys: new Set(),
   pointers: new Map(),
   frames: 0,
-  last: null,            // the last frame shown: {id, step, w, h, renderMs, gaussians, latencyMs, bitmap}
+  rejected: 0,           // frame messages refused (malformed, undecodable)
+  last: null,            // the last frame shown: {id, step, w, h, renderMs, gaussians, strips, latencyMs, bitmap}
 };
 
 // Hooks for tests and scripts: the last frame's pixels, and a wait for the next frames.
 window.splatc = {
   state,
   get frames() { return state.frames; },
+  get rejected() { return state.rejected; },
+  // a binary message handed to the page as if the server had sent it: resolves true once shown
+  receive(data) { return onFrame(data, performance.now()); },
   get last() { return state.last && { ...state.last, bitmap: undefined }; },
   get lastSentId() { return state.nextId - 1; },
   get stats() { return state.stats; },
@@ -502,23 +506,89 @@ function onText(m) {
   }
 }
 
-async function onFrame(data, now) {
+// A frame message (src/view/view.h): a header of little-endian uint32 words (hello.frame_header
+// bytes), the number of strips n, n times (first row, rows, bytes), then the strips' JPEGs. Throws
+// unless the strips cover the image's rows exactly once, in order, and their JPEGs fill the rest of
+// the message exactly.
+function parseFrame(data) {
+  const header = state.hello && state.hello.frame_header;
+  if (!(header >= 24) || !(data instanceof ArrayBuffer) || data.byteLength < header + 4) throw new Error('shorter than its header');
   const d = new DataView(data);
-  const id = d.getUint32(0, true), step = d.getUint32(4, true), w = d.getUint32(8, true), h = d.getUint32(12, true);
-  const renderMs = d.getUint32(16, true) / 1000, gaussians = d.getUint32(20, true);
-  const sent = state.inflight && state.inflight.id === id ? state.inflight.sent : null;
-  if (state.inflight && state.inflight.id <= id) state.inflight = null;
-  const header = (state.hello && state.hello.frame_header) || 24; // bytes before the JPEG
-  const blob = new Blob([new Uint8Array(data, header)], { type: 'image/jpeg' });
-  const bitmap = await createImageBitmap(blob, { colorSpaceConversion: 'none', premultiplyAlpha: 'none' });
-  if (state.last && state.last.id > id) { bitmap.close(); return; } // an older frame decoded late
+  const u32 = (at) => d.getUint32(at, true);
+  const f = { id: u32(0), step: u32(4), w: u32(8), h: u32(12), renderMs: u32(16) / 1000, gaussians: u32(20), strips: [] };
+  const max = state.hello.max_side || 65535;
+  if (f.w < 1 || f.h < 1 || f.w > max || f.h > max) throw new Error(`a size of ${f.w}x${f.h}`);
+  const n = u32(header);
+  if (n < 1 || n > f.h) throw new Error(`${n} strips for ${f.h} rows`);
+  let at = header + 4 + 12 * n;
+  if (at > data.byteLength) throw new Error('its strip table is cut short');
+  let y = 0;
+  for (let k = 0; k < n; k++) {
+    const sy = u32(header + 4 + 12 * k), rows = u32(header + 8 + 12 * k), bytes = u32(header + 12 + 12 * k);
+    if (sy !== y) throw new Error(`strip ${k} starts at row ${sy}, not ${y}`);
+    if (rows < 1 || rows > f.h - y) throw new Error(`strip ${k} has ${rows} rows, ${f.h - y} are left`);
+    if (bytes < 1 || bytes > data.byteLength - at) throw new Error(`strip ${k} has ${bytes} bytes, ${data.byteLength - at} are left`);
+    f.strips.push({ y, rows, jpeg: new Uint8Array(data, at, bytes) });
+    at += bytes;
+    y += rows;
+  }
+  if (y !== f.h) throw new Error(`the strips cover ${y} of ${f.h} rows`);
+  if (at !== data.byteLength) throw new Error(`${data.byteLength - at} bytes after the strips`);
+  return f;
+}
+
+function rejectFrame(data, err) {
+  state.rejected++;
+  console.warn('viewer: a malformed frame:', err.message);
+  $('note').textContent = `a malformed frame: ${err.message}`;
+  // its request is answered, if the id can be read: ask again rather than wait for the timeout
+  const id = data instanceof ArrayBuffer && data.byteLength >= 4 ? new DataView(data).getUint32(0, true) : null;
+  if (state.inflight && state.inflight.id === id) state.inflight = null;
+  return false;
+}
+
+// Shows a frame message; resolves true when it was shown, false when it was refused (malformed,
+// an undecodable strip) or an older frame decoded after a newer one.
+async function onFrame(data, now) {
+  let f;
+  try {
+    f = parseFrame(data);
+  } catch (err) {
+    return rejectFrame(data, err);
+  }
+  const sent = state.inflight && state.inflight.id === f.id ? state.inflight.sent : null;
+  if (state.inflight && state.inflight.id <= f.id) state.inflight = null;
+  const decoded = await Promise.allSettled(f.strips.map((s) => createImageBitmap(new Blob([s.jpeg], { type: 'image/jpeg' }),
+    { colorSpaceConversion: 'none', premultiplyAlpha: 'none' })));
+  const strips = decoded.map((r) => (r.status === 'fulfilled' ? r.value : null));
+  const bad = strips.findIndex((b, k) => !b || b.width !== f.w || b.height !== f.strips[k].rows);
+  if (bad >= 0) {
+    strips.forEach((b) => b && b.close());
+    const b = strips[bad];
+    return rejectFrame(data, new Error(b ? `strip ${bad} is ${b.width}x${b.height}, not ${f.w}x${f.strips[bad].rows}`
+                                         : `strip ${bad} is not a JPEG that decodes`));
+  }
+  if (state.last && state.last.id > f.id) { // an older frame decoded late
+    strips.forEach((b) => b.close());
+    return false;
+  }
+  // each strip at its row, 1:1, into one image: scaled later as a whole, with no seams
+  const canvas = new OffscreenCanvas(f.w, f.h);
+  const g = canvas.getContext('2d');
+  strips.forEach((b, k) => {
+    g.drawImage(b, 0, f.strips[k].y);
+    b.close();
+  });
+  const bitmap = canvas.transferToImageBitmap();
   if (state.last && state.last.bitmap) state.last.bitmap.close();
-  state.last = { id, step, w, h, renderMs, gaussians, latencyMs: sent === null ? null : now - sent, bitmap };
+  state.last = { id: f.id, step: f.step, w: f.w, h: f.h, renderMs: f.renderMs, gaussians: f.gaussians, strips: f.strips.length,
+                 latencyMs: sent === null ? null : now - sent, bitmap };
   state.frames++;
   drawFrame();
-  const stepText = state.hello && state.hello.mode === 'train' ? ` · step ${step}` : '';
-  $('info').textContent = `${w}×${h} · ${gaussians.toLocaleString('en')} Gaussians · rendered in ${renderMs.toFixed(1)} ms` +
+  const stepText = state.hello && state.hello.mode === 'train' ? ` · step ${f.step}` : '';
+  $('info').textContent = `${f.w}×${f.h} · ${f.gaussians.toLocaleString('en')} Gaussians · rendered in ${f.renderMs.toFixed(1)} ms` +
     (sent === null ? '' : ` · ${Math.round(now - sent)} ms round trip`) + stepText;
+  return true;
 }
 
 // ------------------------------------------------------------------ the connection
