@@ -7,11 +7,13 @@
  * options splat_render gives it). Prints ms per image (mean, p50) and per stage.
  *
  * Usage: bench_render SCENE CAMERAS [--reps R] [--width W --height H] [--sh-half] [--antialiased]
- *                     [--device N]
+ *                     [--path fwd|train] [--device N]
  *   SCENE    any format splatc reads (PLY, compressed PLY, .splat, .spz, .sog)
  *   CAMERAS  a cameras.json (the 3DGS form `splatc train` writes, or splatc's own)
  *   --width/--height  render every camera at this size (intrinsics scaled to keep the field of
- *            view): 1280x720 is the viewer's case */
+ *            view): 1280x720 is the viewer's case
+ *   --path   fwd (default): the forward-only render splat_render uses; train: the forward that
+ *            training records (also keeps what the backward reads), to compare the two */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -56,7 +58,7 @@ int main(int argc, char **argv)
     splat_gpu_desc gdesc = {0};
     const char *scene_path = NULL, *cams_path = NULL;
     uint32_t reps = 5, W = 0, H = 0;
-    bool sh_half = false, antialiased = false;
+    bool sh_half = false, antialiased = false, train_path = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool has = i + 1 < argc;
@@ -64,7 +66,14 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--width") == 0 && has) W = arg_u32(a, argv[++i]);
         else if (strcmp(a, "--height") == 0 && has) H = arg_u32(a, argv[++i]);
         else if (strcmp(a, "--device") == 0 && has) gdesc.choose_device = true, gdesc.device_index = (uint32_t)atoi(argv[++i]);
-        else if (strcmp(a, "--sh-half") == 0) sh_half = true;
+        else if (strcmp(a, "--path") == 0 && has) {
+            const char *p = argv[++i];
+            if (strcmp(p, "train") != 0 && strcmp(p, "fwd") != 0) {
+                fprintf(stderr, "bench_render: --path is fwd or train, not '%s'\n", p);
+                return 2;
+            }
+            train_path = strcmp(p, "train") == 0;
+        } else if (strcmp(a, "--sh-half") == 0) sh_half = true;
         else if (strcmp(a, "--antialiased") == 0) antialiased = true;
         else if (a[0] != '-' && !scene_path) scene_path = a;
         else if (a[0] != '-' && !cams_path) cams_path = a;
@@ -75,7 +84,7 @@ int main(int argc, char **argv)
     }
     if (!scene_path || !cams_path || (W == 0) != (H == 0)) {
         fprintf(stderr, "usage: bench_render SCENE CAMERAS [--reps R] [--width W --height H] [--sh-half] "
-                        "[--antialiased] [--device N]\n");
+                        "[--antialiased] [--path fwd|train] [--device N]\n");
         return 2;
     }
 
@@ -121,12 +130,14 @@ int main(int argc, char **argv)
     if (splat__scene_gpu_init(g, &sg, "scene", cap, rd.sh_half, &err) != SPLAT_OK) die("scene", &err);
     if (splat__scene_gpu_upload(g, &sg, &scene, &err) != SPLAT_OK) die("scene upload", &err);
     if (splat__render_bufs_init(g, &r, &rb, cap, cap * 8, max_w, max_h, &err) != SPLAT_OK) die("buffers", &err);
+    if (!train_path && splat__render_bufs_fwd_only(g, &r, &rb, &err) != SPLAT_OK) die("forward-only buffers", &err);
 
     printf("device: %s\nscene: %s, %u Gaussians, SH degree %u%s%s\ncameras: %u from %s", g->info.name, scene_path,
            scene.count, splat__sh_degree(&rd), rd.sh_half ? ", SH as half floats" : "",
            rd.rasterize_mode == SPLAT_RASTERIZE_ANTIALIASED ? ", antialiased" : "", n_cams, cams_path);
     if (W) printf(", all rendered at %ux%u", W, H);
-    printf("\n%u rep(s) of every camera\n\n", reps);
+    printf("\npath: %s, %u rep(s) of every camera\n\n", train_path ? "train (the forward training records)" : "fwd (splat_render's)",
+           reps);
 
     /* Warm-up: every camera once (the intersection buffers grow to the largest), then at least 2 s of
      * back-to-back renders, or the first renders are timed at idle clocks. */

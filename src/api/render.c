@@ -54,6 +54,7 @@ splat_status splat_render(splat_ctx *ctx, const splat_scene *scene, const splat_
     if (st != SPLAT_OK) return st;
     st = splat__scene_gpu_upload(g, &sg, scene, err);
     if (st == SPLAT_OK) st = splat__render_bufs_init(g, r, &rb, cap, cap * 8, max_w, max_h, err);
+    if (st == SPLAT_OK) st = splat__render_bufs_fwd_only(g, r, &rb, err);
     for (uint32_t k = 0; k < n && st == SPLAT_OK; k++) {
         st = splat__render_image(&ctx->stream, r, &sg, &rb, &cams[k], &rd, err);
         uint64_t px = (uint64_t)cams[k].width * cams[k].height;
