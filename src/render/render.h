@@ -12,6 +12,10 @@
  *   rasterize.c   rasterize_fwd; backward: rasterize_bwd
  *   project.c     backward: project_bwd, the chain rule to the parameters
  *
+ * Forward-only renders (splat__render_bufs_fwd_only: images, not training) put the Gaussians in
+ * depth order first (isect.c, order_fwd) and emit in that order, so the second sort is by tile id
+ * alone; the pixels are the same bits.
+ *
  * render.c strings them together (splat__render_fwd / _bwd), checks a finished render and holds
  * the one overflow-retry path. scene_gpu.c keeps Gaussians on the GPU, a buffer per parameter
  * group of core/params.h; renderer.c the pipelines and per-render buffers; frame.c turns render
