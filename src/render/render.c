@@ -127,6 +127,8 @@ typedef struct image_job {
     const splat_scene_gpu *scene;
     splat_render_bufs *b;
     const splat_frame *f;
+    splat_buf *copy;
+    uint64_t copy_bytes;
 } image_job;
 
 static void record_image(splat_cmd *c, void *user)
@@ -135,17 +137,27 @@ static void record_image(splat_cmd *c, void *user)
     splat__render_set_frame(c, j->b, j->f);
     splat__cmd_barrier(c);
     splat__render_fwd(c, j->r, j->scene, j->b, j->scene->count);
+    if (j->copy) splat__cmd_copy(c, SPLAT_VIEW_AT(j->b->out_rgbt, 0, j->copy_bytes), SPLAT_VIEW_AT(*j->copy, 0, j->copy_bytes));
+}
+
+splat_status splat__render_image_copy(splat_stream *s, const splat_renderer *r, const splat_scene_gpu *scene,
+                                      splat_render_bufs *b, const splat_camera *cam, const splat_render_desc *desc,
+                                      splat_buf *copy, splat_error *err)
+{
+    if (cam->width == 0 || cam->height == 0 || cam->width > b->max_w || cam->height > b->max_h)
+        return splat__fail(err, SPLAT_ERR_INVALID_ARG, "render: camera of %ux%u for buffers of at most %ux%u", cam->width,
+                           cam->height, b->max_w, b->max_h);
+    uint64_t bytes = (uint64_t)cam->width * cam->height * 16;
+    SPLAT_ASSERT(!copy || copy->size >= bytes);
+    splat_frame f;
+    splat__frame_make(&f, cam, desc, scene->count);
+    image_job j = {r, scene, b, &f, copy, bytes};
+    return splat__render_run(s, r, b, &(splat_render_job){.record = record_image, .user = &j}, err);
 }
 
 splat_status splat__render_image(splat_stream *s, const splat_renderer *r, const splat_scene_gpu *scene,
                                  splat_render_bufs *b, const splat_camera *cam, const splat_render_desc *desc,
                                  splat_error *err)
 {
-    if (cam->width == 0 || cam->height == 0 || cam->width > b->max_w || cam->height > b->max_h)
-        return splat__fail(err, SPLAT_ERR_INVALID_ARG, "render: camera of %ux%u for buffers of at most %ux%u", cam->width,
-                           cam->height, b->max_w, b->max_h);
-    splat_frame f;
-    splat__frame_make(&f, cam, desc, scene->count);
-    image_job j = {r, scene, b, &f};
-    return splat__render_run(s, r, b, &(splat_render_job){.record = record_image, .user = &j}, err);
+    return splat__render_image_copy(s, r, scene, b, cam, desc, NULL, err);
 }

@@ -211,5 +211,11 @@ splat_status splat__render_run(splat_stream *s, const splat_renderer *r, splat_r
 splat_status splat__render_image(splat_stream *s, const splat_renderer *r, const splat_scene_gpu *scene,
                                  splat_render_bufs *b, const splat_camera *cam, const splat_render_desc *desc,
                                  splat_error *err);
+/* The same, and the image ([H,W,4] rgb + final transmittance) copied into `copy` (at least
+ * W * H * 16 bytes; SPLAT_MEM_READBACK for the host to read in place) by the same submission: one
+ * host wait per image, none for a download of its own. */
+splat_status splat__render_image_copy(splat_stream *s, const splat_renderer *r, const splat_scene_gpu *scene,
+                                      splat_render_bufs *b, const splat_camera *cam, const splat_render_desc *desc,
+                                      splat_buf *copy, splat_error *err);
 
 #endif
