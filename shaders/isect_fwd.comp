@@ -4,6 +4,11 @@
 // every sorted entry knows both its Gaussian (gauss_of_emit) and its slot in the Gaussian's
 // contiguous run of entries, where the backward leaves that tile's partial gradient. Keys beyond the capacity are dropped; the setup stage
 // has already flagged the overflow, so nothing downstream is used.
+//
+// FWD_ONLY (splat__render_bufs_fwd_only): thread j emits for the j-th Gaussian of the depth
+// order (order_fwd), at offsets[j] from the scan of tiles_ordered, and writes only what the
+// forward reads: the tile id as the whole key (the depth order is already in the emission order,
+// which the stable tile sort keeps) and the Gaussian itself as the value.
 #include "common.glsl"
 #include "render_types.h"
 #include "render_common.glsl"
@@ -13,36 +18,44 @@ layout(local_size_x = 256) in;
 layout(std430, binding = ISECT_FWD_FRAME) readonly buffer FrameBuf { splat_frame frame; };
 layout(std430, binding = ISECT_FWD_PROJ) readonly buffer ProjBuf { vec4 proj[]; };                     // [N,3] vec4
 layout(std430, binding = ISECT_FWD_RADII) readonly buffer Radii { vec2 radii[]; };                     // [N]
-layout(std430, binding = ISECT_FWD_OFFSETS) readonly buffer Offsets { uint offsets[]; };               // [N] exclusive scan of tiles_touched
-layout(std430, binding = ISECT_FWD_TILES) readonly buffer Tiles { uint tiles_touched[]; };             // [N]
+layout(std430, binding = ISECT_FWD_OFFSETS) readonly buffer Offsets { uint offsets[]; };               // [N] exclusive scan of tiles_touched (FWD_ONLY: tiles_ordered)
+layout(std430, binding = ISECT_FWD_TILES) readonly buffer Tiles { uint tiles_touched[]; };             // [N] (FWD_ONLY: tiles_ordered, in depth order)
 layout(std430, binding = ISECT_FWD_KEYS_LO) writeonly buffer KeysLo { uint keys_lo[]; };               // [M] depth bits
 layout(std430, binding = ISECT_FWD_KEYS_HI) writeonly buffer KeysHi { uint keys_hi[]; };               // [M] tile id
-layout(std430, binding = ISECT_FWD_VALS) writeonly buffer Vals { uint emit_of_isect[]; };              // [M] the emission index itself (sorted along)
+layout(std430, binding = ISECT_FWD_VALS) writeonly buffer Vals { uint emit_of_isect[]; };              // [M] the emission index itself (sorted along; FWD_ONLY: the Gaussian)
 layout(std430, binding = ISECT_FWD_GAUSS_OF_EMIT) writeonly buffer GaussOf { uint gauss_of_emit[]; };  // [M] Gaussian of each emission index
 layout(std430, binding = ISECT_FWD_PARTIAL) writeonly buffer Partial { float partial[]; };             // [M,9] backward's per-entry gradients
 layout(std430, binding = ISECT_FWD_COUNTERS) buffer Count { splat_counters counters; };
+layout(std430, binding = ISECT_FWD_ORDER) readonly buffer Order { uint order[]; };                     // FWD_ONLY: [N] Gaussians in depth order
+
+layout(constant_id = 0) const uint FWD_ONLY = 0u;
 
 layout(push_constant) uniform Push { splat_render_push pc; };
 
 void main()
 {
-    uint i = splat_global_id();
-    if (i >= frame.n_gaussians || tiles_touched[i] == 0u) return;
+    uint j = splat_global_id();
+    if (j >= frame.n_gaussians || tiles_touched[j] == 0u) return;
+    uint i = FWD_ONLY != 0u ? order[j] : j;
     vec4 p0 = proj[3u * i], p1 = proj[3u * i + 1u];
     vec2 mean2d = p0.xy;
     float depth = p0.z;
     vec3 conic = p1.xyz;
     float tau = p1.w;
-    uint pos = offsets[i], end = min(pos + tiles_touched[i], pc.isect_capacity);
+    uint pos = offsets[j], end = min(pos + tiles_touched[j], pc.isect_capacity);
     uint depth_bits = floatBitsToUint(depth);
     ivec4 tr = candidate_tiles(mean2d, radii[i], frame.tiles_x, frame.tiles_y);
     for (int ty = tr.y; ty <= tr.w && pos < end; ty++)
         for (int tx = tr.x; tx <= tr.z && pos < end; tx++)
             if (tile_touched(conic, mean2d, tau, uint(tx), uint(ty), frame.cam.width, frame.cam.height)) {
-                keys_lo[pos] = depth_bits;
                 keys_hi[pos] = uint(ty) * frame.tiles_x + uint(tx);
-                emit_of_isect[pos] = pos;
-                gauss_of_emit[pos] = i;
+                if (FWD_ONLY != 0u) {
+                    emit_of_isect[pos] = i;
+                } else {
+                    keys_lo[pos] = depth_bits;
+                    emit_of_isect[pos] = pos;
+                    gauss_of_emit[pos] = i;
+                }
                 pos++;
             }
     // project_fwd counted with the same stored values and the same (precise) arithmetic, so
@@ -50,8 +63,12 @@ void main()
     // become sentinels past every tile with zero gradient, never stale memory.
     if (pos < end) atomicAdd(counters.isect_padded, end - pos);
     for (; pos < end; pos++) {
-        keys_lo[pos] = 0xffffffffu;
         keys_hi[pos] = pc.dummy_tile;
+        if (FWD_ONLY != 0u) {
+            emit_of_isect[pos] = i;
+            continue;
+        }
+        keys_lo[pos] = 0xffffffffu;
         emit_of_isect[pos] = pos;
         gauss_of_emit[pos] = i;
         for (uint k = 0u; k < 9u; k++) partial[9u * pos + k] = 0.0;

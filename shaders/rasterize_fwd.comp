@@ -3,6 +3,10 @@
 // per pixel. The tile's sorted Gaussians are loaded into shared memory in batches of 256 and
 // blended front to back until transmittance would fall to T_MIN, the list ends, or the
 // per-tile cap is reached.
+//
+// FWD_ONLY (splat__render_bufs_fwd_only): the sorted values are the Gaussians themselves (no
+// emission indirection), and only the image is written: the last position and the depth are
+// for the backward and training, which use the full pipeline.
 #include "common.glsl"
 #include "render_types.h"
 #include "render_common.glsl"
@@ -17,6 +21,8 @@ layout(std430, binding = RASTERIZE_FWD_PROJ) readonly buffer ProjBuf { vec4 proj
 layout(std430, binding = RASTERIZE_FWD_OUT_RGBT) writeonly buffer OutRGBT { vec4 out_rgbt[]; };           // [H,W] rgb + final T
 layout(std430, binding = RASTERIZE_FWD_OUT_LAST) writeonly buffer OutLast { uint out_last[]; };           // [H,W] last blended list position + 1 (0: none)
 layout(std430, binding = RASTERIZE_FWD_OUT_DEPTH) writeonly buffer OutDepth { float out_depth[]; };       // [H,W] sum(depth alpha T)
+
+layout(constant_id = 0) const uint FWD_ONLY = 0u;
 
 const uint BATCH = 256u;
 shared vec4 s_geom[BATCH];   // mean2d.xy, depth, opacity
@@ -52,7 +58,7 @@ void main()
         if (s_done == BATCH) break;
         uint idx = b + tid;
         if (idx < end) {
-            uint g = gauss_of_emit[emit_of_isect[idx]];
+            uint g = FWD_ONLY != 0u ? emit_of_isect[idx] : gauss_of_emit[emit_of_isect[idx]];
             s_geom[tid] = proj[3u * g];
             s_conic[tid] = proj[3u * g + 1u];
             s_rgb[tid] = proj[3u * g + 2u].rgb;
@@ -82,6 +88,7 @@ void main()
     uint pi = py * W + px;
     vec3 bg = vec3(frame.background[0], frame.background[1], frame.background[2]);
     out_rgbt[pi] = vec4(C + T * bg, T);
+    if (FWD_ONLY != 0u) return;
     out_last[pi] = last;
     out_depth[pi] = D;
 }

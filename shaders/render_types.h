@@ -129,7 +129,17 @@ SPLAT_STRUCT(splat_render_push)
 #define ISECT_FWD_GAUSS_OF_EMIT 8
 #define ISECT_FWD_PARTIAL 9
 #define ISECT_FWD_COUNTERS 10
-#define ISECT_FWD_BINDINGS 11
+#define ISECT_FWD_ORDER 11
+#define ISECT_FWD_BINDINGS 12
+
+/* order_fwd.comp */
+#define ORDER_FWD_FRAME 0
+#define ORDER_FWD_PROJ 1
+#define ORDER_FWD_TILES 2
+#define ORDER_FWD_KEYS 3
+#define ORDER_FWD_ORDER 4
+#define ORDER_FWD_TILES_ORDERED 5
+#define ORDER_FWD_BINDINGS 6
 
 /* ranges_fwd.comp */
 #define RANGES_FWD_COUNTERS 0

@@ -495,3 +495,76 @@ done:
     t_render_free(&t);
     splat_scene_free(&s);
 }
+
+/* The forward-only render (splat__render_bufs_fwd_only: what splat_render uses) gives the bits of
+ * the full forward that training records: every pixel's colour and final transmittance. The
+ * scenes make the order of equal depths show: groups of Gaussians at one mean (the same depth
+ * bits) and clusters a few float steps apart in depth, with large overlapping footprints, a
+ * per-tile cap on some runs (it keeps the first entries of each list, so any change of order
+ * changes which Gaussians blend), antialiased mode on some, and GPU scenes holding more rows than
+ * are rendered. The forward-only buffers start tiny, so they also overflow and regrow. */
+SPLAT_TEST(raster_fwd_only_bits)
+{
+    static const struct { uint32_t n, w, h, cap; bool aa; } cases[] = {
+        {1, 16, 16, 0, false}, {3000, 97, 71, 0, false}, {3000, 64, 48, 7, false}, {5000, 130, 90, 0, true},
+        {5000, 80, 60, 20, true},
+    };
+    splat_gpu *g = t_gpu();
+    if (!g) return;
+    splat_error err = {0};
+    splat_renderer r;
+    splat_stream st;
+    T_OK(splat__renderer_init(g, &r, &err), &err);
+    T_OK(splat__stream_init(g, &st, &err), &err);
+    for (size_t c = 0; c < SPLAT_COUNTOF(cases); c++) {
+        splat_camera cam = t_random_camera(cases[c].w, cases[c].h);
+        splat_render_desc opts = random_opts((uint32_t)(splat__rng_u64(splat_test_rng()) % 4), cases[c].cap);
+        opts.rasterize_mode = cases[c].aa ? SPLAT_RASTERIZE_ANTIALIASED : SPLAT_RASTERIZE_CLASSIC;
+        splat_scene s;
+        t_random_scene(&s, cases[c].n, &cam);
+        for (uint32_t i = 1; i < s.count; i++) {
+            double u = t_uniform(0, 1);
+            if (u < 0.3) memcpy(&s.means[3 * i], &s.means[3 * (i - 1 - (i % 3 == 0 && i > 1))], 12);
+            else if (u < 0.5)
+                for (int k = 0; k < 3; k++) s.means[3 * i + k] = nextafterf(s.means[3 * (i - 1) + k], INFINITY);
+            if (u < 0.5)
+                for (int k = 0; k < 3; k++) s.log_scales[3 * i + k] = (float)t_uniform(-2.5, -1.0);
+        }
+        uint32_t rows = s.count + (uint32_t)(splat__rng_u64(splat_test_rng()) % 50);
+        splat_scene_gpu sg;
+        splat_render_bufs full, fwd;
+        memset(&full, 0, sizeof full);
+        memset(&fwd, 0, sizeof fwd);
+        T_OK(splat__scene_gpu_init(g, &sg, "scene", rows, false, &err), &err);
+        T_OK(splat__scene_gpu_upload(g, &sg, &s, &err), &err);
+        T_OK(splat__render_bufs_init(g, &r, &full, rows, 1u << 20, cam.width, cam.height, &err), &err);
+        T_OK(splat__render_bufs_init(g, &r, &fwd, rows, 16, cam.width, cam.height, &err), &err);
+        T_OK(splat__render_bufs_fwd_only(g, &r, &fwd, &err), &err);
+        uint64_t px = (uint64_t)cam.width * cam.height;
+        float *a = malloc(px * 16), *b = malloc(px * 16);
+        splat_counters ka, kb;
+        T_OK(splat__render_image(&st, &r, &sg, &full, &cam, &opts, &err), &err);
+        T_OK(splat__render_image(&st, &r, &sg, &fwd, &cam, &opts, &err), &err);
+        T_OK(splat__buf_download(g, &full.out_rgbt, 0, a, px * 16, &err), &err);
+        T_OK(splat__buf_download(g, &fwd.out_rgbt, 0, b, px * 16, &err), &err);
+        T_OK(splat__buf_download(g, &full.counters, 0, &ka, sizeof ka, &err), &err);
+        T_OK(splat__buf_download(g, &fwd.counters, 0, &kb, sizeof kb, &err), &err);
+        uint64_t differ = 0, first = px;
+        for (uint64_t p = 0; p < px; p++)
+            if (memcmp(&a[4 * p], &b[4 * p], 16) != 0) differ++, first = first < px ? first : p;
+        printf("  N=%u %ux%u cap %u%s: %u intersections, forward-only grew to %u\n", cases[c].n, cam.width, cam.height,
+               cases[c].cap, cases[c].aa ? " antialiased" : "", ka.n_isect, fwd.isect_capacity);
+        T_CHECK(ka.n_isect == kb.n_isect && !ka.overflow && !kb.overflow, "intersections %u vs %u", ka.n_isect, kb.n_isect);
+        T_CHECK(differ == 0, "case %zu: %llu of %llu pixels differ, first (%llu, %llu): %.9g %.9g %.9g T %.9g vs %.9g %.9g %.9g T %.9g",
+                c, (unsigned long long)differ, (unsigned long long)px, (unsigned long long)(first % cam.width),
+                (unsigned long long)(first / cam.width), a[4 * first], a[4 * first + 1], a[4 * first + 2], a[4 * first + 3],
+                b[4 * first], b[4 * first + 1], b[4 * first + 2], b[4 * first + 3]);
+        free(a), free(b);
+        splat__render_bufs_free(g, &full);
+        splat__render_bufs_free(g, &fwd);
+        splat__scene_gpu_free(g, &sg);
+        splat_scene_free(&s);
+    }
+    splat__stream_free(&st);
+    splat__renderer_free(&r);
+}

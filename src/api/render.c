@@ -49,30 +49,34 @@ splat_status splat_render(splat_ctx *ctx, const splat_scene *scene, const splat_
     uint32_t cap = scene->count ? scene->count : 1;
     splat_scene_gpu sg;
     splat_render_bufs rb;
+    splat_buf host = {0};
     memset(&rb, 0, sizeof rb);
     st = splat__scene_gpu_init(g, &sg, "scene", cap, rd.sh_half, err);
     if (st != SPLAT_OK) return st;
     st = splat__scene_gpu_upload(g, &sg, scene, err);
     if (st == SPLAT_OK) st = splat__render_bufs_init(g, r, &rb, cap, cap * 8, max_w, max_h, err);
+    if (st == SPLAT_OK) st = splat__render_bufs_fwd_only(g, r, &rb, err);
+    if (st == SPLAT_OK)
+        st = splat__buf_init(g, &host, "render.image_readback", (uint64_t)max_w * max_h * 16, SPLAT_MEM_READBACK, err);
     for (uint32_t k = 0; k < n && st == SPLAT_OK; k++) {
-        st = splat__render_image(&ctx->stream, r, &sg, &rb, &cams[k], &rd, err);
+        st = splat__render_image_copy(&ctx->stream, r, &sg, &rb, &cams[k], &rd, &host, err);
         uint64_t px = (uint64_t)cams[k].width * cams[k].height;
-        float *rgbt = st == SPLAT_OK ? splat__malloc(px * 16) : NULL;
         images[k] = st == SPLAT_OK ? splat__malloc(px * 12) : NULL;
-        if (st == SPLAT_OK && (!rgbt || !images[k]))
+        if (st == SPLAT_OK && !images[k])
             st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "render: out of host memory for a %ux%u image",
                              cams[k].width, cams[k].height);
-        if (st == SPLAT_OK) st = splat__buf_download(g, &rb.out_rgbt, 0, rgbt, px * 16, err);
+        /* the submission that rendered it copied it here, and its wait made it visible */
+        const float *rgbt = host.map;
         if (st == SPLAT_OK)
             for (uint64_t p = 0; p < px; p++)
                 for (int c = 0; c < 3; c++) images[k][3 * p + c] = rgbt[4 * p + c];
-        splat__free(rgbt);
     }
     if (st != SPLAT_OK)
         for (uint32_t k = 0; k < n; k++) {
             splat__free(images[k]);
             images[k] = NULL;
         }
+    splat__buf_free(g, &host);
     splat__render_bufs_free(g, &rb);
     splat__scene_gpu_free(g, &sg);
     return st;

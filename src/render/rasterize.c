@@ -15,7 +15,8 @@ void splat__rasterize_fwd_record(splat_cmd *c, const splat_renderer *r, splat_re
         [RASTERIZE_FWD_OUT_DEPTH] = SPLAT_VIEW(b->out_depth),
         [RASTERIZE_FWD_GAUSS_OF_EMIT] = SPLAT_VIEW(b->gauss_of_emit),
     };
-    splat__cmd_dispatch(c, &r->rasterize_fwd, v, RASTERIZE_FWD_BINDINGS, NULL, 0, b->max_tiles_x, b->max_tiles_y, 1);
+    splat__cmd_dispatch(c, b->fwd_only ? &r->rasterize_fwd_only : &r->rasterize_fwd, v, RASTERIZE_FWD_BINDINGS, NULL, 0,
+                        b->max_tiles_x, b->max_tiles_y, 1);
 }
 
 void splat__rasterize_bwd_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b)

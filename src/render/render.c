@@ -17,8 +17,13 @@ void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "project_fwd");
 
+    if (b->fwd_only) {
+        splat__order_record(c, r, b, n);
+        splat__cmd_barrier(c);
+        splat__cmd_mark(c, "depth order");
+    }
     splat__scan_record(c, &r->sorter, &(splat_scan_args){
-        .in = SPLAT_VIEW(b->tiles),
+        .in = b->fwd_only ? SPLAT_VIEW(b->tiles_ordered) : SPLAT_VIEW(b->tiles),
         .out = SPLAT_VIEW(b->offsets),
         .max_count = n,
         .total = SPLAT_VIEW(b->scan_total),
@@ -31,13 +36,15 @@ void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "isect_fwd");
 
+    /* fwd_only: the entries are already in depth order, so a stable sort of the tile ids alone
+     * gives the (tile, depth, index) order of the full key. */
     splat__sort_record(c, &r->sorter, &(splat_sort_args){
-        .key_words = 2,
-        .bits = pc.sort_bits,
+        .key_words = b->fwd_only ? 1 : 2,
+        .bits = b->fwd_only ? pc.sort_bits - 32 : pc.sort_bits,
         .max_count = b->isect_capacity,
         .count = SPLAT_VIEW(b->sort_count),
-        .keys = SPLAT_VIEW(b->keys_lo),
-        .keys_hi = SPLAT_VIEW(b->keys_hi),
+        .keys = b->fwd_only ? SPLAT_VIEW(b->keys_hi) : SPLAT_VIEW(b->keys_lo),
+        .keys_hi = b->fwd_only ? (splat_view){0} : SPLAT_VIEW(b->keys_hi),
         .values = SPLAT_VIEW(b->vals),
         .scratch = SPLAT_VIEW(b->sort_scratch),
     });
@@ -120,6 +127,8 @@ typedef struct image_job {
     const splat_scene_gpu *scene;
     splat_render_bufs *b;
     const splat_frame *f;
+    splat_buf *copy;
+    uint64_t copy_bytes;
 } image_job;
 
 static void record_image(splat_cmd *c, void *user)
@@ -128,17 +137,27 @@ static void record_image(splat_cmd *c, void *user)
     splat__render_set_frame(c, j->b, j->f);
     splat__cmd_barrier(c);
     splat__render_fwd(c, j->r, j->scene, j->b, j->scene->count);
+    if (j->copy) splat__cmd_copy(c, SPLAT_VIEW_AT(j->b->out_rgbt, 0, j->copy_bytes), SPLAT_VIEW_AT(*j->copy, 0, j->copy_bytes));
+}
+
+splat_status splat__render_image_copy(splat_stream *s, const splat_renderer *r, const splat_scene_gpu *scene,
+                                      splat_render_bufs *b, const splat_camera *cam, const splat_render_desc *desc,
+                                      splat_buf *copy, splat_error *err)
+{
+    if (cam->width == 0 || cam->height == 0 || cam->width > b->max_w || cam->height > b->max_h)
+        return splat__fail(err, SPLAT_ERR_INVALID_ARG, "render: camera of %ux%u for buffers of at most %ux%u", cam->width,
+                           cam->height, b->max_w, b->max_h);
+    uint64_t bytes = (uint64_t)cam->width * cam->height * 16;
+    SPLAT_ASSERT(!copy || copy->size >= bytes);
+    splat_frame f;
+    splat__frame_make(&f, cam, desc, scene->count);
+    image_job j = {r, scene, b, &f, copy, bytes};
+    return splat__render_run(s, r, b, &(splat_render_job){.record = record_image, .user = &j}, err);
 }
 
 splat_status splat__render_image(splat_stream *s, const splat_renderer *r, const splat_scene_gpu *scene,
                                  splat_render_bufs *b, const splat_camera *cam, const splat_render_desc *desc,
                                  splat_error *err)
 {
-    if (cam->width == 0 || cam->height == 0 || cam->width > b->max_w || cam->height > b->max_h)
-        return splat__fail(err, SPLAT_ERR_INVALID_ARG, "render: camera of %ux%u for buffers of at most %ux%u", cam->width,
-                           cam->height, b->max_w, b->max_h);
-    splat_frame f;
-    splat__frame_make(&f, cam, desc, scene->count);
-    image_job j = {r, scene, b, &f};
-    return splat__render_run(s, r, b, &(splat_render_job){.record = record_image, .user = &j}, err);
+    return splat__render_image_copy(s, r, scene, b, cam, desc, NULL, err);
 }

@@ -12,6 +12,10 @@
  *   rasterize.c   rasterize_fwd; backward: rasterize_bwd
  *   project.c     backward: project_bwd, the chain rule to the parameters
  *
+ * Forward-only renders (splat__render_bufs_fwd_only: images, not training) put the Gaussians in
+ * depth order first (isect.c, order_fwd) and emit in that order, so the second sort is by tile id
+ * alone; the pixels are the same bits.
+ *
  * render.c strings them together (splat__render_fwd / _bwd), checks a finished render and holds
  * the one overflow-retry path. scene_gpu.c keeps Gaussians on the GPU, a buffer per parameter
  * group of core/params.h; renderer.c the pipelines and per-render buffers; frame.c turns render
@@ -75,6 +79,7 @@ typedef struct splat_renderer {
     splat_gpu *gpu;
     splat_sorter sorter;
     splat_pipe project_fwd, isect_setup, isect_fwd, ranges_fwd, rasterize_fwd;
+    splat_pipe order_keys, order_gather, isect_fwd_only, rasterize_fwd_only;  /* forward-only renders */
     splat_pipe rasterize_bwd, project_bwd, project_bwd_stats;
     splat_pipe project_fwd_h, project_bwd_h;   /* half-float SH */
 } splat_renderer;
@@ -107,6 +112,11 @@ typedef struct splat_render_bufs {
     splat_buf gate;         /* uint: nonzero makes the backward leave the statistics alone */
     splat_buf debug;        /* the first non-finite gradient the backward caught (splat__render_debug) */
     splat_buf readback;     /* host-visible copy of the counters (discrete GPUs) */
+    bool fwd_only;          /* splat__render_bufs_fwd_only */
+    splat_buf order_keys;   /* [cap] depth bits (fwd_only) */
+    splat_buf order;        /* [cap] Gaussians in depth order (fwd_only) */
+    splat_buf tiles_ordered;/* [cap] tiles touched, in that order (fwd_only) */
+    splat_buf order_scratch;/* the depth sort's scratch (fwd_only) */
 } splat_render_bufs;
 
 /* isect_capacity 0: a small start (it grows on demand). */
@@ -118,6 +128,16 @@ void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b);
  * recorded again. */
 splat_status splat__render_bufs_grow_isect(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t needed,
                                            splat_error *err);
+
+/* Makes the buffers render forward only, the way images are rendered (splat_render): the same
+ * pixels, bit for bit, for less work. The Gaussians are sorted by depth (32-bit keys, one per
+ * Gaussian) and emit their intersections in that order, so the intersections need a stable sort
+ * by tile id alone: two passes where the full (tile, depth) key takes six, over the largest
+ * array. The ties keep the same order (depth bits, then index) as in the full sort. Nothing the
+ * backward reads is written (intersections' Gaussians and partial gradients, each pixel's last
+ * position and depth), and those buffers shrink to a stub; splat__render_bwd must not follow.
+ * Training never calls this. */
+splat_status splat__render_bufs_fwd_only(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, splat_error *err);
 
 /* The push constants every stage gets: capacities and the sort's key width. */
 splat_render_push splat__render_push(const splat_render_bufs *b);
@@ -140,8 +160,12 @@ void splat__render_set_frame(splat_cmd *c, splat_render_bufs *b, const splat_fra
  * (render.c) puts one between stages. n: Gaussians, rows [0, n) of `scene`. */
 void splat__project_fwd_record(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene,
                                splat_render_bufs *b, uint32_t n);
-/* isect_setup (the count the sort and the indirect dispatches use), then isect_fwd. */
+/* isect_setup (the count the sort and the indirect dispatches use), then isect_fwd (fwd_only:
+ * in the depth order, after splat__order_record and the scan of b->tiles_ordered). */
 void splat__isect_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b, uint32_t n);
+/* fwd_only: the Gaussians in depth order (b->order) and their tile counts in that order
+ * (b->tiles_ordered): keys, a barrier, the sort, the gather. */
+void splat__order_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b, uint32_t n);
 void splat__ranges_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
 void splat__rasterize_fwd_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
 /* Reads b->grad_img; writes each intersection's partial gradient. */
@@ -154,10 +178,12 @@ void splat__project_bwd_record(splat_cmd *c, const splat_renderer *r, const spla
 /* ---------------------------------------------------------------------- pipeline */
 
 /* Records the forward of `n` Gaussians. The frame must already be in b->frame. The counters
- * land in b->readback too, so the host can check them in place after the submission. */
+ * land in b->readback too, so the host can check them in place after the submission. With
+ * b->fwd_only, the forward-only pipeline (splat__render_bufs_fwd_only). */
 void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene, splat_render_bufs *b,
                        uint32_t n);
-/* Records the backward of the forward before it (see the stages above). */
+/* Records the backward of the forward before it (see the stages above); not after a fwd_only
+ * forward. */
 void splat__render_bwd(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene, splat_render_bufs *b,
                        uint32_t n, const splat_scene_gpu *grads, bool stats);
 
@@ -189,5 +215,11 @@ splat_status splat__render_run(splat_stream *s, const splat_renderer *r, splat_r
 splat_status splat__render_image(splat_stream *s, const splat_renderer *r, const splat_scene_gpu *scene,
                                  splat_render_bufs *b, const splat_camera *cam, const splat_render_desc *desc,
                                  splat_error *err);
+/* The same, and the image ([H,W,4] rgb + final transmittance) copied into `copy` (at least
+ * W * H * 16 bytes; SPLAT_MEM_READBACK for the host to read in place) by the same submission: one
+ * host wait per image, none for a download of its own. */
+splat_status splat__render_image_copy(splat_stream *s, const splat_renderer *r, const splat_scene_gpu *scene,
+                                      splat_render_bufs *b, const splat_camera *cam, const splat_render_desc *desc,
+                                      splat_buf *copy, splat_error *err);
 
 #endif

@@ -8,7 +8,7 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
     memset(r, 0, sizeof *r);
     r->gpu = g;
     const uint32_t push = sizeof(splat_render_push);
-    const uint32_t stats_on = 1;
+    const uint32_t stats_on = 1, on = 1;
     /* rasterize_bwd adds the subgroups' sums in shared memory, SUB Gaussians at a time: as many
      * as fit beside its batch arrays (about 14 KiB), for as many subgroups as the smallest
      * subgroup size allows. */
@@ -29,6 +29,10 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
         {&r->isect_fwd, {.shader = "isect_fwd", .n_bindings = ISECT_FWD_BINDINGS, .push_size = push}},
         {&r->ranges_fwd, {.shader = "ranges_fwd", .n_bindings = RANGES_FWD_BINDINGS}},
         {&r->rasterize_fwd, {.shader = "rasterize_fwd", .n_bindings = RASTERIZE_FWD_BINDINGS}},
+        {&r->order_keys, {.shader = "order_fwd", .n_bindings = ORDER_FWD_BINDINGS}},
+        {&r->order_gather, {.shader = "order_fwd", .n_bindings = ORDER_FWD_BINDINGS, .spec = &on, .n_spec = 1}},
+        {&r->isect_fwd_only, {.shader = "isect_fwd", .n_bindings = ISECT_FWD_BINDINGS, .push_size = push, .spec = &on, .n_spec = 1}},
+        {&r->rasterize_fwd_only, {.shader = "rasterize_fwd", .n_bindings = RASTERIZE_FWD_BINDINGS, .spec = &on, .n_spec = 1}},
         {&r->rasterize_bwd, {.shader = "rasterize_bwd", .n_bindings = RASTERIZE_BWD_BINDINGS, .spec = bwd_spec, .n_spec = 2}},
         {&r->project_bwd, {.shader = "project_bwd", .n_bindings = PROJECT_BWD_BINDINGS, .push_size = push}},
         {&r->project_bwd_stats, {.shader = "project_bwd", .n_bindings = PROJECT_BWD_BINDINGS, .push_size = push, .spec = &stats_on, .n_spec = 1}},
@@ -52,6 +56,10 @@ void splat__renderer_free(splat_renderer *r)
     splat__pipe_free(g, &r->isect_fwd);
     splat__pipe_free(g, &r->ranges_fwd);
     splat__pipe_free(g, &r->rasterize_fwd);
+    splat__pipe_free(g, &r->order_keys);
+    splat__pipe_free(g, &r->order_gather);
+    splat__pipe_free(g, &r->isect_fwd_only);
+    splat__pipe_free(g, &r->rasterize_fwd_only);
     splat__pipe_free(g, &r->rasterize_bwd);
     splat__pipe_free(g, &r->project_bwd);
     splat__pipe_free(g, &r->project_bwd_stats);
@@ -89,7 +97,7 @@ static splat_status isect_bufs_init(splat_gpu *g, const splat_renderer *r, splat
         {&b->keys_hi, "isect.keys_hi", bytes, SPLAT_MEM_DEVICE},
         {&b->vals, "isect.vals", bytes, SPLAT_MEM_DEVICE},
         {&b->gauss_of_emit, "isect.gauss_of_emit", bytes, SPLAT_MEM_DEVICE},
-        {&b->partial, "isect.partial", bytes * 9, SPLAT_MEM_DEVICE},
+        {&b->partial, "isect.partial", b->fwd_only ? 0 : bytes * 9, SPLAT_MEM_DEVICE},
         {&b->sort_scratch, "isect.sort_scratch", splat__sort_scratch_bound(&r->sorter, m, 2), SPLAT_MEM_DEVICE},
     };
     splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
@@ -153,16 +161,42 @@ void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b)
     isect_bufs_free(g, b);
     splat_buf *all[] = {&b->frame, &b->counters, &b->scan_total, &b->sort_count, &b->proj, &b->radii, &b->tiles, &b->offsets, &b->scan_scratch,
                         &b->ranges, &b->out_rgbt, &b->out_last, &b->out_depth, &b->grad_img, &b->stats,
-                        &b->gate, &b->debug, &b->readback};
+                        &b->gate, &b->debug, &b->readback, &b->order_keys, &b->order, &b->tiles_ordered,
+                        &b->order_scratch};
     for (size_t k = 0; k < SPLAT_COUNTOF(all); k++) splat__buf_free(g, all[k]);
     memset(b, 0, sizeof *b);
+}
+
+splat_status splat__render_bufs_fwd_only(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, splat_error *err)
+{
+    if (b->fwd_only) return SPLAT_OK;
+    uint64_t n = b->capacity;
+    /* What only the backward reads becomes a stub (stages still bind it); the partial gradients,
+     * 36 bytes per intersection, are the largest render buffer. */
+    splat_buf *stubs[] = {&b->partial, &b->out_last, &b->out_depth, &b->grad_img, &b->stats};
+    for (size_t k = 0; k < SPLAT_COUNTOF(stubs); k++) splat__buf_free(g, stubs[k]);
+    splat_buf_spec parts[] = {
+        {&b->partial, "isect.partial", 0, SPLAT_MEM_DEVICE},
+        {&b->out_last, "render.out_last", 0, SPLAT_MEM_DEVICE},
+        {&b->out_depth, "render.out_depth", 0, SPLAT_MEM_DEVICE},
+        {&b->grad_img, "render.grad_img", 0, SPLAT_MEM_DEVICE},
+        {&b->stats, "render.stats", 0, SPLAT_MEM_DEVICE},
+        {&b->order_keys, "render.order_keys", n * 4, SPLAT_MEM_DEVICE},
+        {&b->order, "render.order", n * 4, SPLAT_MEM_DEVICE},
+        {&b->tiles_ordered, "render.tiles_ordered", n * 4, SPLAT_MEM_DEVICE},
+        {&b->order_scratch, "render.order_scratch", splat__sort_scratch_bound(&r->sorter, b->capacity, 1), SPLAT_MEM_DEVICE},
+    };
+    splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
+    if (st == SPLAT_OK) b->fwd_only = true;
+    return st;
 }
 
 splat_status splat__render_bufs_grow_isect(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t needed,
                                            splat_error *err)
 {
-    /* The per-intersection partial gradients (9 floats) are the largest array bound at once. */
-    uint64_t most = g->info.max_storage_range / 36;
+    /* The per-intersection partial gradients (9 floats) are the largest array bound at once;
+     * forward-only renders have none, and bind arrays of one word per intersection. */
+    uint64_t most = g->info.max_storage_range / (b->fwd_only ? 4 : 36);
     if (needed > most)
         return splat__fail(err, SPLAT_ERR_LIMIT,
                            "render: %u tile intersections needed, %s binds at most %llu (maxStorageBufferRange); use a "

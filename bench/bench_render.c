@@ -1,0 +1,209 @@
+/* Render benchmark: `splatc render`'s cost per image on a real scene, timed the way gsplat times
+ * its renders (host wall clock around one render, synchronised before and after, the image left
+ * on the GPU: no download, no PNG), with the GPU time of every stage from timestamps.
+ *
+ * The scene is uploaded once; every camera of the file is rendered R times through
+ * splat__render_image, the path splat_render takes for each camera (with the buffers and render
+ * options splat_render gives it). Prints ms per image (mean, p50) and per stage.
+ *
+ * Usage: bench_render SCENE CAMERAS [--reps R] [--width W --height H] [--sh-half] [--antialiased]
+ *                     [--path fwd|train] [--device N]
+ *   SCENE    any format splatc reads (PLY, compressed PLY, .splat, .spz, .sog)
+ *   CAMERAS  a cameras.json (the 3DGS form `splatc train` writes, or splatc's own)
+ *   --width/--height  render every camera at this size (intrinsics scaled to keep the field of
+ *            view): 1280x720 is the viewer's case
+ *   --path   fwd (default): the forward-only render splat_render uses; train: the forward that
+ *            training records (also keeps what the backward reads), to compare the two */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "api/api.h"
+
+static void die(const char *what, const splat_error *err)
+{
+    fprintf(stderr, "bench_render: %s: %s\n", what, err->msg);
+    exit(1);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void mean_p50(double *v, uint32_t n, double *mean, double *p50)
+{
+    double s = 0;
+    for (uint32_t i = 0; i < n; i++) s += v[i];
+    *mean = n ? s / n : 0;
+    qsort(v, n, sizeof v[0], cmp_double);
+    *p50 = n ? (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])) : 0;
+}
+
+static uint32_t arg_u32(const char *flag, const char *v)
+{
+    char *end;
+    unsigned long x = strtoul(v, &end, 10);
+    if (*v == '\0' || *end != '\0' || x == 0 || x > 16384) {
+        fprintf(stderr, "bench_render: %s wants a number in 1..16384, not '%s'\n", flag, v);
+        exit(2);
+    }
+    return (uint32_t)x;
+}
+
+#define MAX_STAGES 16
+
+int main(int argc, char **argv)
+{
+    splat_gpu_desc gdesc = {0};
+    const char *scene_path = NULL, *cams_path = NULL;
+    uint32_t reps = 5, W = 0, H = 0;
+    bool sh_half = false, antialiased = false, train_path = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has = i + 1 < argc;
+        if (strcmp(a, "--reps") == 0 && has) reps = arg_u32(a, argv[++i]);
+        else if (strcmp(a, "--width") == 0 && has) W = arg_u32(a, argv[++i]);
+        else if (strcmp(a, "--height") == 0 && has) H = arg_u32(a, argv[++i]);
+        else if (strcmp(a, "--device") == 0 && has) gdesc.choose_device = true, gdesc.device_index = (uint32_t)atoi(argv[++i]);
+        else if (strcmp(a, "--path") == 0 && has) {
+            const char *p = argv[++i];
+            if (strcmp(p, "train") != 0 && strcmp(p, "fwd") != 0) {
+                fprintf(stderr, "bench_render: --path is fwd or train, not '%s'\n", p);
+                return 2;
+            }
+            train_path = strcmp(p, "train") == 0;
+        } else if (strcmp(a, "--sh-half") == 0) sh_half = true;
+        else if (strcmp(a, "--antialiased") == 0) antialiased = true;
+        else if (a[0] != '-' && !scene_path) scene_path = a;
+        else if (a[0] != '-' && !cams_path) cams_path = a;
+        else {
+            fprintf(stderr, "bench_render: unknown argument '%s'\n", a);
+            return 2;
+        }
+    }
+    if (!scene_path || !cams_path || (W == 0) != (H == 0)) {
+        fprintf(stderr, "usage: bench_render SCENE CAMERAS [--reps R] [--width W --height H] [--sh-half] "
+                        "[--antialiased] [--path fwd|train] [--device N]\n");
+        return 2;
+    }
+
+    splat_error err = {0};
+    splat_scene scene;
+    if (splat_scene_load(scene_path, &scene, NULL, &err) != SPLAT_OK) die(scene_path, &err);
+    splat_camera *cams;
+    uint32_t n_cams;
+    if (splat_read_cameras(cams_path, &cams, &n_cams, &err) != SPLAT_OK) die(cams_path, &err);
+    if (n_cams == 0) {
+        fprintf(stderr, "bench_render: %s: no cameras\n", cams_path);
+        return 1;
+    }
+    uint32_t max_w = 1, max_h = 1;
+    for (uint32_t k = 0; k < n_cams; k++) {
+        splat_camera *c = &cams[k];
+        if (W) {
+            double sx = (double)W / c->width, sy = (double)H / c->height;
+            c->fx = (float)(c->fx * sx), c->cx = (float)(c->cx * sx);
+            c->fy = (float)(c->fy * sy), c->cy = (float)(c->cy * sy);
+            c->width = W, c->height = H;
+        }
+        max_w = SPLAT_MAX(max_w, c->width);
+        max_h = SPLAT_MAX(max_h, c->height);
+    }
+    splat_render_desc rd, in = {.sh_half = sh_half,
+                                .rasterize_mode = antialiased ? SPLAT_RASTERIZE_ANTIALIASED : scene.rasterize_mode};
+    if (splat__render_options(&in, scene.sh_degree, &rd, &err) != SPLAT_OK) die("render options", &err);
+
+    splat_gpu *g;
+    splat_renderer r;
+    splat_stream s;
+    splat_prof prof;
+    if (splat__gpu_init(&g, &gdesc, &err) != SPLAT_OK) die("device", &err);
+    if (splat__renderer_init(g, &r, &err) != SPLAT_OK) die("renderer", &err);
+    if (splat__stream_init(g, &s, &err) != SPLAT_OK) die("stream", &err);
+    if (splat__prof_init(g, &prof, &err) != SPLAT_OK) die("timestamps", &err);
+
+    /* What splat_render does once per call: the scene and the buffers, sized for every camera. */
+    uint32_t cap = scene.count ? scene.count : 1;
+    splat_scene_gpu sg;
+    splat_render_bufs rb;
+    if (splat__scene_gpu_init(g, &sg, "scene", cap, rd.sh_half, &err) != SPLAT_OK) die("scene", &err);
+    if (splat__scene_gpu_upload(g, &sg, &scene, &err) != SPLAT_OK) die("scene upload", &err);
+    if (splat__render_bufs_init(g, &r, &rb, cap, cap * 8, max_w, max_h, &err) != SPLAT_OK) die("buffers", &err);
+    if (!train_path && splat__render_bufs_fwd_only(g, &r, &rb, &err) != SPLAT_OK) die("forward-only buffers", &err);
+
+    printf("device: %s\nscene: %s, %u Gaussians, SH degree %u%s%s\ncameras: %u from %s", g->info.name, scene_path,
+           scene.count, splat__sh_degree(&rd), rd.sh_half ? ", SH as half floats" : "",
+           rd.rasterize_mode == SPLAT_RASTERIZE_ANTIALIASED ? ", antialiased" : "", n_cams, cams_path);
+    if (W) printf(", all rendered at %ux%u", W, H);
+    printf("\npath: %s, %u rep(s) of every camera\n\n", train_path ? "train (the forward training records)" : "fwd (splat_render's)",
+           reps);
+
+    /* Warm-up: every camera once (the intersection buffers grow to the largest), then at least 2 s of
+     * back-to-back renders, or the first renders are timed at idle clocks. */
+    double w0 = splat__now();
+    for (uint32_t k = 0, done = 0; done < n_cams || splat__now() - w0 < 2.0; k = (k + 1) % n_cams, done++)
+        if (splat__render_image(&s, &r, &sg, &rb, &cams[k], &rd, &err) != SPLAT_OK) die("render", &err);
+
+    uint32_t n = reps * n_cams;
+    double *wall = malloc(sizeof(double) * n), *gpu = malloc(sizeof(double) * n);
+    double *stage = malloc(sizeof(double) * n * MAX_STAGES);
+    double *isect = malloc(sizeof(double) * n);
+    if (!wall || !gpu || !stage || !isect) {
+        fprintf(stderr, "bench_render: out of host memory\n");
+        return 1;
+    }
+    const char *names[MAX_STAGES];
+    uint32_t n_names = 0, i = 0;
+    for (uint32_t rep = 0; rep < reps; rep++)
+        for (uint32_t k = 0; k < n_cams; k++, i++) {
+            /* Nothing in flight: the clock starts at an idle queue, like gsplat's synchronize. */
+            if (splat__stream_sync(&s, SPLAT_SYNC_COMMIT_AND_WAIT, &err) != SPLAT_OK) die("sync", &err);
+            splat__prof_begin(splat__stream_cmd(&s), &prof);
+            double t0 = splat__now();
+            if (splat__render_image(&s, &r, &sg, &rb, &cams[k], &rd, &err) != SPLAT_OK) die("render", &err);
+            double t1 = splat__now();
+            splat__stream_cmd(&s)->prof = NULL;
+            wall[i] = (t1 - t0) * 1e3;
+            double ms[SPLAT_PROF_MAX];
+            if (splat__prof_read(g, &prof, ms, &err) != SPLAT_OK) die("timestamps", &err);
+            for (uint32_t q = 0; q < MAX_STAGES; q++) stage[q * n + i] = 0;
+            gpu[i] = 0;
+            /* Stages by label, summed (the sort marks each of its passes). */
+            for (uint32_t m = 0; m + 1 < prof.n; m++) {
+                const char *label = prof.labels[m + 1];
+                uint32_t q = 0;
+                while (q < n_names && strcmp(names[q], label) != 0) q++;
+                if (q == n_names && n_names < MAX_STAGES) names[n_names++] = label;
+                if (q < MAX_STAGES) stage[q * n + i] += ms[m];
+                gpu[i] += ms[m];
+            }
+            splat_counters kc;
+            if (splat__buf_download(g, &rb.readback, 0, &kc, sizeof kc, &err) != SPLAT_OK) die("counters", &err);
+            isect[i] = kc.n_isect;
+        }
+
+    double mean, p50;
+    printf("| per image | mean | p50 |\n| --- | --- | --- |\n");
+    mean_p50(wall, n, &mean, &p50);
+    printf("| host wall time, submit to fence (ms) | %.3f | %.3f |\n", mean, p50);
+    mean_p50(gpu, n, &mean, &p50);
+    printf("| GPU time, first to last timestamp (ms) | %.3f | %.3f |\n", mean, p50);
+    for (uint32_t q = 0; q < n_names; q++) {
+        mean_p50(stage + (size_t)q * n, n, &mean, &p50);
+        printf("| %s (ms) | %.3f | %.3f |\n", names[q], mean, p50);
+    }
+    mean_p50(isect, n, &mean, &p50);
+    printf("| tile intersections | %.0f | %.0f |\n", mean, p50);
+
+    free(wall), free(gpu), free(stage), free(isect);
+    splat__render_bufs_free(g, &rb);
+    splat__scene_gpu_free(g, &sg);
+    splat__prof_free(g, &prof);
+    splat__stream_free(&s);
+    splat__renderer_free(&r);
+    splat__gpu_free(g);
+    splat_free(cams);
+    splat_scene_free(&scene);
+    return 0;
+}
