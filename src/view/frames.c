@@ -189,6 +189,8 @@ static splat_status fit_buffers(splat_viewer *v, uint32_t n, uint32_t w, uint32_
     splat__buf_free(v->gpu, &v->packed);
     splat__buf_free(v->gpu, &v->pixels);
     splat_status st = splat__render_bufs_init(v->gpu, v->renderer, rb, cap, isect, mw, mh, err);
+    /* frames are images, never trained on: the cheaper forward-only path, the same pixels */
+    if (st == SPLAT_OK) st = splat__render_bufs_fwd_only(v->gpu, v->renderer, rb, err);
     uint64_t bytes = (uint64_t)mw * mh * 4;
     if (st == SPLAT_OK) st = splat__buf_init(v->gpu, &v->packed, "view.packed", bytes, SPLAT_MEM_DEVICE, err);
     if (st == SPLAT_OK) st = splat__buf_init(v->gpu, &v->pixels, "view.pixels", bytes, SPLAT_MEM_READBACK, err);
