@@ -46,6 +46,15 @@ layout(push_constant) uniform Push { splat_render_push pc; };
 shared float s_sh[WG * 49u]; // the workgroup's SH rows (48 floats, padded to 49 against bank conflicts)
 const uint CHUNK = WG * 49u / 9u; // entries of partial gradients that s_sh holds at a time
 
+float sh_flat(uint j)
+{
+#ifdef SPLAT_SH_HALF
+    return sh_half_at(j);
+#else
+    return sh[j];
+#endif
+}
+
 vec3 sh_row(uint tid, uint k)
 {
     uint b = tid * 49u + 3u * k;

@@ -2,16 +2,13 @@
 // projection, conic, opacity (compensated for the low-pass in antialiased mode), opacity-aware
 // extent, exact tile count, SH colour, depth. The tile count is computed from the stored outputs
 // (conic, mean2d, tau, radii) exactly as isect_fwd recomputes it, so the two always agree.
-// The workgroup moves its SH rows into shared memory first, consecutive threads on consecutive
-// floats (a thread's own row is 192 bytes from its neighbour's).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_ballot : require
 #include "common.glsl"
 #include "render_types.h"
 #include "render_common.glsl"
 
-const uint WG = 128u;
-layout(local_size_x = WG) in;
+layout(local_size_x = 256) in;
 
 layout(std430, binding = PROJECT_FWD_FRAME) readonly buffer FrameBuf { splat_frame frame; };
 layout(std430, binding = PROJECT_FWD_MEANS) readonly buffer Means { float means[]; };         // [N,3]
@@ -29,13 +26,6 @@ layout(std430, binding = PROJECT_FWD_RADII) writeonly buffer Radii { vec2 radii[
 layout(std430, binding = PROJECT_FWD_TILES) writeonly buffer Tiles { uint tiles_touched[]; };  // [N]
 layout(std430, binding = PROJECT_FWD_COUNTERS) buffer Count { splat_counters counters; };
 
-shared float s_sh[WG * 49u]; // the workgroup's SH rows (48 floats, padded to 49 against bank conflicts)
-
-vec3 sh_row(uint tid, uint k)
-{
-    uint b = tid * 49u + 3u * k;
-    return vec3(s_sh[b], s_sh[b + 1u], s_sh[b + 2u]);
-}
 
 void cull(uint i)
 {
@@ -49,18 +39,6 @@ void cull(uint i)
 void main()
 {
     uint i = splat_global_id();
-    uint tid = gl_LocalInvocationID.x;
-    uint first = i - tid;
-    // Rows of this workgroup: the same for all its threads, so the return and the barrier are in
-    // uniform control flow. Only the active degree's coefficients are read.
-    uint rows = first < frame.n_gaussians ? min(WG, frame.n_gaussians - first) : 0u;
-    if (rows == 0u) return;
-    uint n_coeffs = (frame.sh_degree + 1u) * (frame.sh_degree + 1u);
-    for (uint j = tid; j < rows * 48u; j += WG) {
-        uint r = j / 48u, k = j - r * 48u;
-        if (k < 3u * n_coeffs) s_sh[r * 49u + k] = sh_flat(first * 48u + j);
-    }
-    barrier();
     if (i >= frame.n_gaussians) return;
     splat_gpu_camera cam = frame.cam;
 
@@ -70,8 +48,9 @@ void main()
     float o = opacities[i];
     // Every input is checked, seen by this camera or not: bad parameters are reported, never
     // left for another view to trip over.
+    uint n_coeffs = (frame.sh_degree + 1u) * (frame.sh_degree + 1u);
     bool sh_ok = true;
-    for (uint k = 0u; k < n_coeffs; k++) sh_ok = sh_ok && all_finite(vec4(sh_row(tid, k), 0.0));
+    for (uint k = 0u; k < n_coeffs; k++) sh_ok = sh_ok && all_finite(vec4(sh_coeff(i, k), 0.0));
     if (!all_finite(vec4(mu, o)) || !all_finite(vec4(ls, 0.0)) || !all_finite(q) || !sh_ok) {
         atomicOr(counters.nonfinite, 1u);
         cull(i);
@@ -119,7 +98,7 @@ void main()
     float Y[16];
     sh_basis(dir, frame.sh_degree, Y);
     vec3 rgb = vec3(0.5);
-    for (uint k = 0u; k < n_coeffs; k++) rgb += Y[k] * sh_row(tid, k);
+    for (uint k = 0u; k < n_coeffs; k++) rgb += Y[k] * sh_coeff(i, k);
     if (!all_finite(vec4(rgb, 0.0))) {
         atomicOr(counters.nonfinite, 1u);
         cull(i);

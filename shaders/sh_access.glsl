@@ -23,14 +23,4 @@ vec3 sh_coeff(uint i, uint k)
 }
 #endif
 
-// Float j of the SH array ([N,16,3] flattened), for workgroups that move whole rows at once.
-float sh_flat(uint j)
-{
-#ifdef SPLAT_SH_HALF
-    return sh_half_at(j);
-#else
-    return sh[j];
-#endif
-}
-
 #endif
