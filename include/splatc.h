@@ -258,6 +258,8 @@ typedef struct splat_train_desc {
     splat_strategy strategy;         /* 0: SPLAT_STRATEGY_DEFAULT */
     uint64_t seed;                   /* the run's seed (0 is a seed like any other) */
     uint32_t init_points;            /* random initialisation when the scene has no points: 0 = 100000 */
+    bool identity_quats;             /* initial rotations the identity (the original 3DGS) instead of gsplat's
+                                        random ones (the default; docs/TRAIN.md, "Initialisation") */
     const char *init_ply;            /* start from the Gaussians of this file (any format splat_scene_load reads) instead (evaluation, fine-tuning) */
     const splat_scene *init_scene;   /* start from a copy of these Gaussians instead (wins over init_ply, which then
                                         only names them in messages): a caller that loaded the file itself; read during

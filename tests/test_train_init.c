@@ -319,3 +319,36 @@ SPLAT_TEST(train_init_out_of_memory)
     T_CHECK(done, "never succeeded");
     free(p);
 }
+
+SPLAT_TEST(train_init_quats_random)
+{
+    /* gsplat's torch.rand(N, 4): every component in [0, 1), reproducible from the seed, another
+     * seed another draw, and mean 1/2 and variance 1/12 per component (6 sigma). */
+    uint32_t n = rand_u32(2000, 5000);
+    uint64_t seed = splat__rng_u64(splat_test_rng());
+    splat_scene a = {0}, b = {0};
+    splat_error err = {0};
+    T_OK(splat__scene_init(&a, n, &err), &err);
+    T_OK(splat__scene_init(&b, n, &err), &err);
+    a.count = b.count = n;
+    splat__init_quats_random(&a, seed);
+    splat__init_quats_random(&b, seed);
+    T_CHECK(memcmp(a.quats, b.quats, sizeof(float) * 4 * n) == 0, "not reproducible");
+    splat__init_quats_random(&b, seed ^ 1);
+    T_CHECK(memcmp(a.quats, b.quats, sizeof(float) * 4 * n) != 0, "seed ignored");
+    for (uint32_t c = 0; c < 4; c++) {
+        double s = 0, s2 = 0;
+        bool in = true;
+        for (uint32_t i = 0; i < n; i++) {
+            double q = a.quats[4 * i + c];
+            in = in && q >= 0 && q < 1;
+            s += q, s2 += q * q;
+        }
+        double mean = s / n, var = s2 / n - mean * mean;
+        T_CHECK(in, "component %u outside [0, 1)", c);
+        T_CHECK(fabs(mean - 0.5) < 6 * sqrt(1.0 / 12 / n), "component %u: mean %g", c, mean);
+        T_CHECK(fabs(var - 1.0 / 12) < 6 * sqrt(1.0 / 180 / n), "component %u: variance %g", c, var);
+    }
+    splat_scene_free(&a);
+    splat_scene_free(&b);
+}

@@ -499,6 +499,8 @@ static int cmd_train(int argc, char **argv)
                    "  --random-background a random background colour every step\n"
                    "  --seed N            run seed (default 42)\n"
                    "  --init-points N     random initial points when the scene has none (default 100000)\n"
+                   "  --identity-quats    start every Gaussian unrotated (the original 3DGS) instead of gsplat's\n"
+                   "                      random rotations\n"
                    "  --init-ply FILE     start from these Gaussians (any scene file: .ply, .compressed.ply, .splat,\n"
                    "                      .spz, .sog, meta.json)\n"
                    "  --checkpoint-every N  write OUT/checkpoint.ckpt every N steps (and at the end)\n"
@@ -572,6 +574,7 @@ static int cmd_train(int argc, char **argv)
             else if (strcmp(a, "--random-background") == 0) desc.background = SPLAT_BACKGROUND_RANDOM;
             else if (strcmp(a, "--antialiased") == 0) desc.render.rasterize_mode = SPLAT_RASTERIZE_ANTIALIASED;
             else if (strcmp(a, "--selective-adam") == 0) desc.selective_adam = true;
+            else if (strcmp(a, "--identity-quats") == 0) desc.identity_quats = true;
             else if (strcmp(a, "--no-renders") == 0) renders = false;
             else if (strcmp(a, "--profile") == 0) desc.profile = true;
             else if (a[0] != '-' && !desc.data) desc.data = a;

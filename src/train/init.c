@@ -256,6 +256,13 @@ static void init_rest(splat_scene *scene, uint32_t n)
     scene->sh_degree = 3;
 }
 
+void splat__init_quats_random(splat_scene *scene, uint64_t seed)
+{
+    splat_rng rng;
+    splat__rng_seed(&rng, seed);
+    for (size_t i = 0; i < 4 * (size_t)scene->count; i++) scene->quats[i] = (float)splat__rng_uniform(&rng);
+}
+
 splat_status splat__init_from_points(splat_scene *scene, const float *points, const uint8_t *colors, uint32_t n,
                                      splat_error *err)
 {

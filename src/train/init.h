@@ -30,4 +30,9 @@ splat_status splat__init_from_points(splat_scene *scene, const float *points, co
 splat_status splat__init_random(splat_scene *scene, uint32_t n, const double centre[3], double half_extent,
                                 uint64_t seed, splat_error *err);
 
+/* Replaces every quaternion of `scene` by four numbers uniform in [0, 1), drawn from splat_rng
+ * seeded with `seed` (row by row, w x y z): gsplat simple_trainer's torch.rand(N, 4), the
+ * default start of a training run (docs/TRAIN.md, "Initialisation"); the renderer normalises. */
+void splat__init_quats_random(splat_scene *scene, uint64_t seed);
+
 #endif

@@ -58,12 +58,16 @@ static splat_status init_gaussians(splat_trainer *t, splat_scene *scene, splat_e
             t->desc.render.rasterize_mode = SPLAT_RASTERIZE_ANTIALIASED;
         return st;
     }
-    if (t->ds.n_points > 0) return splat__init_from_points(scene, t->ds.points, t->ds.point_colors, t->ds.n_points, err);
+    splat_status st;
+    if (t->ds.n_points > 0) st = splat__init_from_points(scene, t->ds.points, t->ds.point_colors, t->ds.n_points, err);
     /* NeRF-synthetic: the original 3DGS's cube; a capture without points: gsplat's, 3 scene
      * scales around the cameras' centre */
-    if (t->ds.kind == SPLAT_DATASET_NERF_SYNTHETIC)
-        return splat__init_random(scene, t->desc.init_points, NULL, 1.3, t->desc.seed, err);
-    return splat__init_random(scene, t->desc.init_points, t->scene_centre, 3 * t->scene_scale, t->desc.seed, err);
+    else if (t->ds.kind == SPLAT_DATASET_NERF_SYNTHETIC)
+        st = splat__init_random(scene, t->desc.init_points, NULL, 1.3, t->desc.seed, err);
+    else st = splat__init_random(scene, t->desc.init_points, t->scene_centre, 3 * t->scene_scale, t->desc.seed, err);
+    /* a stream of its own, so the points' draws above stay what they were */
+    if (st == SPLAT_OK && !t->desc.identity_quats) splat__init_quats_random(scene, t->desc.seed ^ 0x71a7u);
+    return st;
 }
 
 /* Scene scale: 1.1 x the largest distance of a training camera from their mean centre (*mean). */
