@@ -87,14 +87,17 @@ static splat_status bufs_ensure(splat_gpu *g, const splat_sorter *sorter, splat_
 /* The ranking's buffers, at the capacity of the others: only runs whose budget binds pay for them. */
 static splat_status rank_bufs_ensure(splat_gpu *g, const splat_sorter *sorter, splat_densify_bufs *d, splat_error *err)
 {
-    if (d->rank_keys.buffer) return SPLAT_OK;
+    if (d->sort_scratch.buffer) return SPLAT_OK; /* the last one made */
     uint64_t n = d->capacity;
     splat_buf_spec parts[] = {
         {&d->rank_keys, "densify.rank_keys", n * 4, SPLAT_MEM_DEVICE},
         {&d->rank_rows, "densify.rank_rows", n * 4, SPLAT_MEM_DEVICE},
         {&d->sort_scratch, "densify.sort_scratch", splat__sort_scratch_bound(sorter, (uint32_t)n, 1), SPLAT_MEM_DEVICE},
     };
-    return splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
+    splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
+    if (st != SPLAT_OK)
+        for (size_t k = 0; k < SPLAT_COUNTOF(parts); k++) splat__buf_free(g, parts[k].buf);
+    return st;
 }
 
 static void record_scan(splat_cmd *c, const splat_sorter *sorter, splat_densify_bufs *d, uint32_t n, splat_buf *in,
