@@ -273,7 +273,7 @@ typedef struct splat_train_desc {
      * (MCMC: 25000), opacity reset every 3000 steps (the default strategy; docs/TRAIN.md). */
     uint32_t refine_start, refine_every, refine_stop, reset_every;
     /* The most Gaussians densification makes (0: no limit; MCMC: 1000000). The default strategy
-     * stops growing there: clones, then splits, in the order of their sources, as many as fit
+     * stops growing there: the clones and splits of the highest average gradient, as many as fit
      * (docs/TRAIN.md, "A budget"); MCMC adds up to it. A scene that starts above it is not cut down. */
     uint32_t max_gaussians;
     uint32_t isect_capacity;         /* initial tile-intersection capacity (0: 8 per Gaussian); it grows on demand */

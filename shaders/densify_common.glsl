@@ -19,9 +19,13 @@ struct Decision {
     bool grew_clone, grew_split;  // decisions before pruning (for the report)
 };
 
+// The densification statistic: the average screen-space gradient norm, grad2d / max(count, 1).
+// decide compares it with GROW_GRAD2D; a budget ranks the growth by it (densify_rank).
+float grad_stat(vec4 stats) { return stats.x / max(stats.y, 1.0); }
+
 Decision decide(vec4 stats, vec3 log_scale, float opacity_logit, float scene_scale, uint step, uint large_after)
 {
-    float avg = stats.x / max(stats.y, 1.0);
+    float avg = grad_stat(stats);
     bool high = avg > float(GROW_GRAD2D);
     float max_scale = exp(max(log_scale.x, max(log_scale.y, log_scale.z)));
     bool small = max_scale <= float(GROW_SCALE3D) * scene_scale;

@@ -114,16 +114,17 @@ SPLAT_STRUCT(splat_apply_push)
     u32 pad;
 };
 
-/* Push constants of densify_budget: the decisions' inputs as in splat_train_push, and how many of
- * the surviving clones and splits (in source order) are made. */
+/* Push constants of densify_rank and densify_budget: the decisions' inputs as in splat_train_push
+ * (densify_budget re-decides a cut split's parent), and how many of the growth candidates, in
+ * rank order, are made. */
 SPLAT_STRUCT(splat_budget_push)
 {
     u32 n;
     f32 scene_scale;
     u32 step;
     u32 flags;
-    u32 clones, splits;
-    u32 pad[2];
+    u32 made;
+    u32 pad[3];
 };
 
 
@@ -164,14 +165,22 @@ SPLAT_STRUCT(splat_budget_push)
 #define DENSIFY_MARK_INFO 6
 #define DENSIFY_MARK_BINDINGS 7
 
+/* densify_rank.comp */
+#define DENSIFY_RANK_STATS 0
+#define DENSIFY_RANK_CLONE 1
+#define DENSIFY_RANK_SPLIT 2
+#define DENSIFY_RANK_KEYS 3
+#define DENSIFY_RANK_ROWS 4
+#define DENSIFY_RANK_BINDINGS 5
+
 /* densify_budget.comp */
 #define DENSIFY_BUDGET_SCALES 0
 #define DENSIFY_BUDGET_OPACITIES 1
 #define DENSIFY_BUDGET_KEEP 2
 #define DENSIFY_BUDGET_CLONE 3
 #define DENSIFY_BUDGET_SPLIT 4
-#define DENSIFY_BUDGET_OFF_CLONE 5
-#define DENSIFY_BUDGET_OFF_SPLIT 6
+#define DENSIFY_BUDGET_KEYS 5
+#define DENSIFY_BUDGET_ROWS 6
 #define DENSIFY_BUDGET_BINDINGS 7
 
 /* mcmc_weights.comp */

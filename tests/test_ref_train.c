@@ -603,18 +603,30 @@ static bool check_refine_budget(const crafted *cr, uint32_t step, uint32_t run_s
         splits += c == C_SPLIT || c == C_SPLIT_BIG || (c == C_SPLIT_HUGE && !late);
     }
     uint64_t base = kept + splits, room = max_count > base ? max_count - base : 0;
-    uint64_t clones_made = kept + clones + 2 * splits <= max_count ? clones : SPLAT_MIN(clones, room);
-    uint64_t splits_made = kept + clones + 2 * splits <= max_count ? splits : SPLAT_MIN(splits, room - clones_made);
+    bool binds = kept + clones + 2 * splits > max_count;
     /* made[i]: the clone or split of i is made (a clone of a pruned source, a split whose children
-     * are pruned: always, they add nothing) */
+     * are pruned: always, they add nothing); under a binding budget, the candidates of the `room`
+     * largest statistics (float grad2d / max(count, 1); ties: the lower row) */
     bool *made = calloc(n + 1, sizeof *made);
-    if (!made) return false;
-    for (uint32_t i = 0, c_rank = 0, s_rank = 0; i < n; i++) {
+    uint32_t *cand = malloc(sizeof(uint32_t) * (n + 1)), m_cand = 0;
+    if (!made || !cand) return free(made), free(cand), false;
+    for (uint32_t i = 0; i < n; i++) {
         cls c = cr->cls[i];
-        if (c == C_CLONE) made[i] = c_rank++ < clones_made;
-        else if (c == C_SPLIT || c == C_SPLIT_BIG || (c == C_SPLIT_HUGE && !late)) made[i] = s_rank++ < splits_made;
+        bool candidate = c == C_CLONE || c == C_SPLIT || c == C_SPLIT_BIG || (c == C_SPLIT_HUGE && !late);
+        if (candidate) cand[m_cand++] = i;
         else made[i] = cls_clone(c) || cls_split(c);
     }
+    for (uint32_t a = 0; a < m_cand; a++) { /* selection by rank: the best of the rest, each time */
+        uint32_t best = a;
+        for (uint32_t b = a + 1; b < m_cand; b++) {
+            float sb = cr->grad2d[cand[b]] / fmaxf(cr->count[cand[b]], 1), sbest = cr->grad2d[cand[best]] / fmaxf(cr->count[cand[best]], 1);
+            if (sb > sbest || (sb == sbest && cand[b] < cand[best])) best = b;
+        }
+        uint32_t t = cand[a];
+        cand[a] = cand[best], cand[best] = t;
+        made[cand[a]] = !binds || a < room;
+    }
+    free(cand);
     /* The expected sequence: kept non-split rows, clones, first children, second children. */
     uint32_t *esrc = malloc(sizeof(uint32_t) * (3 * n + 1));
     uint8_t *ekind = malloc(3 * n + 1);
@@ -878,27 +890,31 @@ SPLAT_TEST(ref_train_opacity_reset)
 SPLAT_TEST(ref_train_refine_out_of_memory)
 {
     /* Each allocation in turn fails until one run succeeds: out-of-memory with a message, out
-     * left empty, nothing leaked (ASan checks that part). */
+     * left empty, nothing leaked (ASan checks that part); without a budget and with one (its
+     * ranking allocates). */
     crafted cr;
     bool built = crafted_init(&cr, rand_u32(10, 50));
     T_REQUIRE(built);
-    bool done = false;
-    for (int at = 0; at < 32 && !done; at++) {
-        t_fail_after = at;
-        splat_set_allocator(&t_failing_allocator);
-        splat_ref_refine_out out;
-        splat_error err = {0};
-        splat_status st = splat__ref_refine(&cr.scene, cr.grad2d, cr.count, 600, cr.scene_scale, 1, &out, &err);
-        splat_set_allocator(NULL);
-        t_fail_after = -1;
-        done = st == SPLAT_OK;
-        if (!done)
-            T_CHECK(st == SPLAT_ERR_OUT_OF_HOST_MEMORY && strstr(err.msg, "out of host memory") && !out.src &&
-                        !out.scene.means,
-                    "fault at allocation %d: %s: %s", at, splat_status_str(st), err.msg);
-        else T_CHECK(at >= 8, "succeeded with only %d allocations", at); /* grow, 5 scene arrays, src, kind */
-        splat__ref_refine_out_free(&out);
+    for (uint32_t b = 0; b < 2; b++) {
+        bool done = false;
+        for (int at = 0; at < 32 && !done; at++) {
+            t_fail_after = at;
+            splat_set_allocator(&t_failing_allocator);
+            splat_ref_refine_out out;
+            splat_error err = {0};
+            splat_status st = splat__ref_refine_budget(&cr.scene, cr.grad2d, cr.count, 600, cr.scene_scale, 1,
+                                                       b ? cr.scene.count / 2 : UINT32_MAX, &out, &err);
+            splat_set_allocator(NULL);
+            t_fail_after = -1;
+            done = st == SPLAT_OK;
+            if (!done)
+                T_CHECK(st == SPLAT_ERR_OUT_OF_HOST_MEMORY && strstr(err.msg, "out of host memory") && !out.src &&
+                            !out.scene.means,
+                        "fault at allocation %d: %s: %s", at, splat_status_str(st), err.msg);
+            else T_CHECK(at >= 8 + (int)b, "succeeded with only %d allocations", at); /* grow, [ranking], 5 scene arrays, src, kind */
+            splat__ref_refine_out_free(&out);
+        }
+        T_CHECK(done, "never succeeded (budget %u)", b);
     }
-    T_CHECK(done, "never succeeded");
     crafted_free(&cr);
 }

@@ -267,8 +267,8 @@ typedef enum budget_kind {
     BUDGET_NONE,
     BUDGET_LOOSE,       /* exactly the unbudgeted count: nothing cut */
     BUDGET_TIGHT,       /* one below it: one split or clone cut */
-    BUDGET_CLONES,      /* between the base and the base + the clones: some clones, no split made */
-    BUDGET_SPLITS,      /* past the base + the clones: every clone, some splits made */
+    BUDGET_CLONES,      /* between the base and the base + the clones: fewer candidates made than there are clones */
+    BUDGET_SPLITS,      /* past the base + the clones: more made than there are clones */
     BUDGET_BELOW_BASE,  /* nothing grows */
 } budget_kind;
 
@@ -425,6 +425,151 @@ SPLAT_TEST(train_densify_budget_vs_ref)
         densify_case(&f, late, BUDGET_BELOW_BASE);
         densify_case(&f, 600, BUDGET_LOOSE);
         densify_case(&f, late, BUDGET_TIGHT);
+    }
+    kfix_free(&f);
+}
+
+/* Rows that refine_ranked builds, by what the budget should do with them. */
+enum { RANK_LOW, RANK_CLONE, RANK_SPLIT, RANK_DECOY };
+
+/* Counts the rows of `out` made from each source (sh[0] holds the source row) into made[n], and
+ * whether a row of source i has i's exact scale (unsplit) into same[n]; false on a stray id. */
+static bool rows_by_source(const splat_scene *out, const splat_scene *in, uint32_t *made, bool *same)
+{
+    uint32_t n = in->count;
+    memset(made, 0, sizeof *made * n), memset(same, 0, sizeof *same * n);
+    for (uint32_t r = 0; r < out->count; r++) {
+        float id = out->sh[48 * r];
+        if (!(id >= 0 && id < (float)n && id == (float)(uint32_t)id)) return false;
+        uint32_t i = (uint32_t)id;
+        made[i]++;
+        same[i] = same[i] || memcmp(&out->log_scales[3 * r], &in->log_scales[3 * i], 12) == 0;
+    }
+    return true;
+}
+
+/* A budget's choice against known values: a scene whose candidates' statistics are set by a rank
+ * drawn in advance (pairs of ranks 2j, 2j + 1 tie, the lower rank on the lower row), opaque rows
+ * below the threshold, and transparent decoys with the highest statistics (pruned with their
+ * clones and children: never candidates). Under a budget of base + k, exactly the candidates
+ * ranked below k grow (a clone: the row and its copy; a split: two children), on the GPU and in
+ * the reference alike; k odd cuts a tie in two. */
+SPLAT_TEST(train_densify_budget_ranked)
+{
+    kfix f;
+    if (!kfix_init(&f)) return kfix_free(&f);
+    splat_error err = {0};
+    for (int round = 0; round < 2; round++) {
+        uint32_t n = 200 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 400), step = 600;
+        double ss = t_uniform(0.5, 5);
+        uint32_t run_seed = (uint32_t)splat__rng_u64(splat_test_rng());
+        splat_scene s;
+        T_OK(splat_scene_init(&s, n, &err), &err);
+        s.count = n;
+        s.sh_degree = 0;
+        int *role = malloc(sizeof(int) * n);
+        uint32_t *rank = malloc(4 * n), *by_rank = malloc(4 * n), *made = malloc(4 * n);
+        float *grad = malloc(4 * n), *cnt = malloc(4 * n), *stats = malloc(16 * n);
+        bool *same = malloc(n);
+        T_REQUIRE(role && rank && by_rank && made && grad && cnt && stats && same);
+        uint32_t m = 0, base = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t u = (uint32_t)(splat__rng_u64(splat_test_rng()) % 10);
+            role[i] = u < 3 ? RANK_CLONE : u < 6 ? RANK_SPLIT : u < 9 ? RANK_LOW : RANK_DECOY;
+            if (role[i] == RANK_CLONE || role[i] == RANK_SPLIT) by_rank[m++] = i;
+            base += role[i] != RANK_DECOY;
+        }
+        /* a random order of the candidates, then each tied pair's rows ascending */
+        for (uint32_t a = m; a > 1; a--) {
+            uint32_t b = (uint32_t)(splat__rng_u64(splat_test_rng()) % a), t = by_rank[a - 1];
+            by_rank[a - 1] = by_rank[b], by_rank[b] = t;
+        }
+        for (uint32_t j = 0; j + 1 < m; j += 2)
+            if (by_rank[j] > by_rank[j + 1]) {
+                uint32_t t = by_rank[j];
+                by_rank[j] = by_rank[j + 1], by_rank[j + 1] = t;
+            }
+        for (uint32_t k = 0; k < m; k++) rank[by_rank[k]] = k;
+        for (uint32_t i = 0; i < n; i++) {
+            double scale = role[i] == RANK_CLONE ? 0.004 : role[i] == RANK_SPLIT ? 0.05 : t_uniform(0.002, 0.05);
+            for (int k = 0; k < 3; k++) s.means[3 * i + k] = (float)t_uniform(-3, 3);
+            for (int k = 0; k < 3; k++) s.log_scales[3 * i + k] = (float)(log(scale * ss) - (k ? t_uniform(0, 1) : 0));
+            for (int k = 0; k < 4; k++) s.quats[4 * i + k] = (float)splat__rng_normal(splat_test_rng());
+            s.opacities[i] = (float)(role[i] == RANK_DECOY ? -9 : t_uniform(-2, 4));
+            for (int k = 0; k < 48; k++) s.sh[48 * i + k] = k ? (float)splat__rng_normal(splat_test_rng()) : (float)i;
+            /* averages: low 0..1e-4; candidates 1e-3 * (1 + pairs left above them): 3e-4 apart at
+             * least, far beyond float rounding, and a tie's two rows share grad2d and count; decoys
+             * above them all */
+            double avg = role[i] == RANK_LOW ? t_uniform(0, 1e-4)
+                         : role[i] == RANK_DECOY ? 1e-3 * (m + 10)
+                                                 : 1e-3 * (1 + (m + 1) / 2 - rank[i] / 2);
+            uint32_t c = 1 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 50);
+            if (role[i] == RANK_CLONE || role[i] == RANK_SPLIT) c = 1 + (rank[i] / 2 * 7) % 50;
+            cnt[i] = (float)c, grad[i] = (float)(avg * c);
+            stats[4 * i] = grad[i], stats[4 * i + 1] = cnt[i], stats[4 * i + 2] = stats[4 * i + 3] = 0;
+        }
+        /* k odd where it can be: the last made and the first cut are a tied pair */
+        uint32_t k = m < 2 ? m : round == 0 ? 1 + 2 * (uint32_t)(splat__rng_u64(splat_test_rng()) % (m / 2))
+                                            : (uint32_t)(splat__rng_u64(splat_test_rng()) % m);
+        uint32_t budget = base + k, want_cut_clones = 0, want_cut_splits = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (role[i] == RANK_CLONE || role[i] == RANK_SPLIT) *(role[i] == RANK_CLONE ? &want_cut_clones : &want_cut_splits) += rank[i] >= k;
+        printf("  %u Gaussians, %u candidates, base %u, budget %u (k = %u)\n", n, m, base, budget, k);
+
+        /* the GPU */
+        splat_scene mom;
+        T_OK(splat_scene_init(&mom, 2 * n, &err), &err);
+        mom.count = 2 * n;
+        splat_scene_gpu gp, gm;
+        T_OK(splat__scene_gpu_init(f.g, &gp, "params", n, false, &err), &err);
+        T_OK(splat__scene_gpu_init(f.g, &gm, "adam", 2 * n, false, &err), &err);
+        T_OK(splat__scene_gpu_upload(f.g, &gp, &s, &err), &err);
+        T_OK(splat__scene_gpu_upload(f.g, &gm, &mom, &err), &err);
+        splat_buf b_stats = make_buf(f.g, "stats", 16ull * n, stats);
+        splat_densify_bufs dens;
+        memset(&dens, 0, sizeof dens);
+        splat_densify_job job = {.gpu = f.g, .stream = &f.s, .sorter = &f.sorter, .pipes = &f.densify, .bufs = &dens,
+                                 .params = &gp, .moments = &gm, .stats = &b_stats, .count = n, .step = step,
+                                 .seed = run_seed ^ step, .scene_scale = (float)ss,
+                                 .prune_large_after = SPLAT_REF_RESET_EVERY, .max_count = budget};
+        splat_densify_result res;
+        T_OK(splat__densify_run(&job, &res, &err), &err);
+        splat_scene got;
+        T_OK(splat_scene_init(&got, res.count + 1, &err), &err);
+        T_OK(splat__scene_gpu_download(f.g, &gp, &got, &err), &err);
+        got.count = res.count;
+        splat_ref_refine_out ref;
+        T_OK(splat__ref_refine_budget(&s, grad, cnt, step, ss, run_seed, budget, &ref, &err), &err);
+
+        /* each against the known survivors */
+        for (int side = 0; side < 2; side++) {
+            const splat_scene *out = side ? &ref.scene : &got;
+            const char *who = side ? "reference" : "GPU";
+            T_CHECK(out->count == budget, "%s: %u Gaussians, want the budget %u", who, out->count, budget);
+            bool ids = rows_by_source(out, &s, made, same);
+            T_CHECK(ids, "%s: a row of no source", who);
+            uint32_t wrong = 0, first = UINT32_MAX;
+            for (uint32_t i = 0; ids && i < n; i++) {
+                bool grows = (role[i] == RANK_CLONE || role[i] == RANK_SPLIT) && rank[i] < k;
+                uint32_t want = role[i] == RANK_DECOY ? 0 : grows ? 2 : 1;
+                /* a split made leaves no row with the parent's scale; a clone and unsplit rows keep it */
+                bool want_same = role[i] != RANK_DECOY && !(role[i] == RANK_SPLIT && grows);
+                if (made[i] != want || same[i] != want_same) wrong++, first = first < i ? first : i;
+            }
+            T_CHECK(wrong == 0, "%s: %u sources wrong, first %u (role %d, rank %u of k %u: %u rows)", who, wrong, first,
+                    first < n ? role[first] : -1, first < n ? rank[first] : 0, k, first < n ? made[first] : 0);
+        }
+        T_CHECK(res.clones_cut == want_cut_clones && res.splits_cut == want_cut_splits, "cut %u clones %u splits, want %u %u",
+                res.clones_cut, res.splits_cut, want_cut_clones, want_cut_splits);
+        splat__ref_refine_out_free(&ref);
+        splat_scene_free(&got);
+        splat__densify_bufs_free(f.g, &dens);
+        splat__buf_free(f.g, &b_stats);
+        splat__scene_gpu_free(f.g, &gp);
+        splat__scene_gpu_free(f.g, &gm);
+        splat_scene_free(&mom);
+        splat_scene_free(&s);
+        free(role), free(rank), free(by_rank), free(made), free(grad), free(cnt), free(stats), free(same);
     }
     kfix_free(&f);
 }

@@ -1,6 +1,8 @@
 /* ref/densify.c: densification of docs/TRAIN.md (gsplat DefaultStrategy with its defaults):
  * the schedule, one refine (clone, split, prune) in splatc's row order, the opacity reset, and
  * the counter-based generator of the split samples. */
+#include <stdlib.h>
+
 #include "ref/ref_train.h"
 
 #define SH_FLOATS (SPLAT_SH_COEFFS * 3)
@@ -95,39 +97,54 @@ static bool pruned(const splat__ref_row *r, uint32_t step, double scene_scale)
 
 enum { GROW_NONE, GROW_CLONE, GROW_SPLIT };
 
-/* The budget's cut, on the classification `grow` [n]: clones and splits past what fits are set
- * to GROW_NONE (docs/TRAIN.md, "A budget"). */
-static void apply_budget(const splat_scene *in, uint8_t *grow, uint32_t step, double scene_scale, uint32_t run_seed,
-                         uint32_t max_count)
+/* The densification statistic as a budget ranks it: the average gradient in single precision,
+ * as the GPU computes it (grad_stat in densify_common.glsl), so that both rank alike. */
+static float rank_stat(const float *grad2d, const float *count, uint32_t i) { return grad2d[i] / fmaxf(count[i], 1.0f); }
+
+typedef struct candidate {
+    float stat;
+    uint32_t row;
+} candidate;
+
+/* Largest statistic first, ties by row. */
+static int candidate_order(const void *pa, const void *pb)
 {
-    uint32_t n = in->count, seed = run_seed ^ step;
-    uint64_t kept = 0, clones = 0, splits = 0;
+    const candidate *a = pa, *b = pb;
+    if (a->stat != b->stat) return a->stat > b->stat ? -1 : 1;
+    return a->row < b->row ? -1 : a->row > b->row;
+}
+
+/* The budget's cut, on the classification `grow` [n] (docs/TRAIN.md, "A budget"): when the rows
+ * would number more than max_count, the candidates (a clone of a survivor, a split whose children
+ * survive: each one more row than the base) are ranked by the statistic and those past the first
+ * max_count - base are set to GROW_NONE. */
+static splat_status apply_budget(const splat_scene *in, const float *grad2d, const float *count, uint8_t *grow,
+                                 uint32_t step, double scene_scale, uint32_t run_seed, uint32_t max_count,
+                                 splat_error *err)
+{
+    uint32_t n = in->count, seed = run_seed ^ step, m = 0;
+    uint64_t kept = 0, splits = 0;
+    candidate *cand = splat__malloc(sizeof *cand * (n ? n : 1));
+    if (!cand) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "ref budget of %u Gaussians: out of host memory", n);
     for (uint32_t i = 0; i < n; i++) {
         splat__ref_row r;
         splat__ref_load_row(in, i, &r);
         bool gone = pruned(&r, step, scene_scale);
         if (grow[i] != GROW_SPLIT) kept += !gone;
-        if (grow[i] == GROW_CLONE) clones += !gone;
+        if (grow[i] == GROW_CLONE && !gone) cand[m++] = (candidate){rank_stat(grad2d, count, i), i};
         if (grow[i] == GROW_SPLIT) {
             split_child(&r, seed, i, 0);
-            splits += !pruned(&r, step, scene_scale);
+            if (!pruned(&r, step, scene_scale)) cand[m++] = (candidate){rank_stat(grad2d, count, i), i}, splits++;
         }
     }
-    if (kept + clones + 2 * splits <= max_count) return;
-    uint64_t base = kept + splits, room = max_count > base ? max_count - base : 0;
-    uint64_t clones_made = clones < room ? clones : room;
-    uint64_t splits_made = splits < room - clones_made ? splits : room - clones_made;
-    uint64_t c = 0, s = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (grow[i] == GROW_NONE) continue;
-        splat__ref_row r;
-        splat__ref_load_row(in, i, &r);
-        if (grow[i] == GROW_CLONE && !pruned(&r, step, scene_scale) && c++ >= clones_made) grow[i] = GROW_NONE;
-        if (grow[i] == GROW_SPLIT) {
-            split_child(&r, seed, i, 0);
-            if (!pruned(&r, step, scene_scale) && s++ >= splits_made) grow[i] = GROW_NONE;
-        }
+    uint64_t base = kept + splits;
+    if (base + m > max_count) {
+        uint64_t made = max_count > base ? max_count - base : 0;
+        qsort(cand, m, sizeof *cand, candidate_order);
+        for (uint64_t k = made; k < m; k++) grow[cand[k].row] = GROW_NONE;
     }
+    splat__free(cand);
+    return SPLAT_OK;
 }
 
 splat_status splat__ref_refine(const splat_scene *in, const float *grad2d, const float *count, uint32_t step,
@@ -160,7 +177,10 @@ splat_status splat__ref_refine_budget(const splat_scene *in, const float *grad2d
         bool small = max_scale(r.log_scale) <= SPLAT_REF_GROW_SCALE3D * scene_scale;
         grow[i] = small ? GROW_CLONE : GROW_SPLIT;
     }
-    if (max_count != UINT32_MAX) apply_budget(in, grow, step, scene_scale, run_seed, max_count);
+    if (max_count != UINT32_MAX) {
+        st = apply_budget(in, grad2d, count, grow, step, scene_scale, run_seed, max_count, err);
+        if (st != SPLAT_OK) goto fail;
+    }
     for (uint32_t i = 0; i < n; i++) {
         out->n_clone += grow[i] == GROW_CLONE;
         out->n_split += grow[i] == GROW_SPLIT;

@@ -121,14 +121,13 @@ splat_status splat__ref_refine(const splat_scene *in, const float *grad2d, const
                               double scene_scale, uint32_t run_seed, splat_ref_refine_out *out,
                               splat_error *err);
 /* The same under a budget (docs/TRAIN.md, "A budget"): the refine makes at most max_count Gaussians.
- * When the unbudgeted refine would make more, only the first clones in source order (among those
- * whose source survives the prune) and then only the first splits in source order (among those
- * whose children survive it) are made, as many as fit: with base = the surviving unsplit rows +
- * those splits, clones made = min(clones, max_count - base) and splits made = min(splits, what is
- * left), both 0 when base >= max_count. A split not made leaves its Gaussian unsplit (kept, unless
- * the prune removes it). n_clone and n_split count the decisions made (clones of pruned sources
- * and splits with pruned children included, as without a budget). max_count UINT32_MAX: no
- * budget, splat__ref_refine. */
+ * When the unbudgeted refine would make more, the candidates (clones whose source survives the
+ * prune, splits whose children survive it) are ranked by the statistic grad2d / max(count, 1)
+ * computed in float, largest first, ties by the lower row, and only the first max_count - base
+ * are made (none when base >= max_count), base = the surviving unsplit rows + the candidate
+ * splits. A split not made leaves its Gaussian unsplit (kept, unless the prune removes it).
+ * n_clone and n_split count the decisions made (clones of pruned sources and splits with pruned
+ * children included, as without a budget). max_count UINT32_MAX: no budget, splat__ref_refine. */
 splat_status splat__ref_refine_budget(const splat_scene *in, const float *grad2d, const float *count, uint32_t step,
                                       double scene_scale, uint32_t run_seed, uint32_t max_count,
                                       splat_ref_refine_out *out, splat_error *err);

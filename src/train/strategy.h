@@ -76,10 +76,12 @@ typedef struct splat_densify_bufs {
     splat_buf info;                            /* clone and split decisions before pruning */
     splat_buf scan_scratch;
     splat_buf readback;                        /* totals + info, host-visible */
+    /* a budget's ranking (made the first time a budget binds): sort keys, rows, sort scratch */
+    splat_buf rank_keys, rank_rows, sort_scratch;
 } splat_densify_bufs;
 
 typedef struct splat_densify_pipes {
-    splat_pipe mark, apply, opacity_reset, budget;
+    splat_pipe mark, apply, opacity_reset, rank, budget;
 } splat_densify_pipes;
 
 splat_status splat__densify_pipes_init(splat_gpu *g, splat_densify_pipes *p, splat_error *err);
@@ -88,7 +90,7 @@ void splat__densify_bufs_free(splat_gpu *g, splat_densify_bufs *d);
 
 /* One refine on the GPU: decisions, scans, and the moves into new parameter and moment arrays,
  * which replace *params and *moments. Waits for the GPU once to learn the new count, and once more
- * when the budget cuts (densify_budget, and the scans again). */
+ * when the budget cuts (densify_rank, the sort, densify_budget, and the scans again). */
 typedef struct splat_densify_job {
     splat_gpu *gpu;
     splat_stream *stream;

@@ -23,6 +23,11 @@ splat_status splat__densify_pipes_init(splat_gpu *g, splat_densify_pipes *p, spl
                                               .push_size = sizeof(splat_apply_push)},
             err);
     if (st == SPLAT_OK)
+        st = splat__pipe_init(g, &p->rank,
+                              &(splat_pipe_desc){.shader = "densify_rank", .n_bindings = DENSIFY_RANK_BINDINGS,
+                                                 .push_size = sizeof(splat_budget_push)},
+                              err);
+    if (st == SPLAT_OK)
         st = splat__pipe_init(g, &p->budget,
                               &(splat_pipe_desc){.shader = "densify_budget", .n_bindings = DENSIFY_BUDGET_BINDINGS,
                                                  .push_size = sizeof(splat_budget_push)},
@@ -40,6 +45,7 @@ void splat__densify_pipes_free(splat_gpu *g, splat_densify_pipes *p)
     splat__pipe_free(g, &p->mark);
     splat__pipe_free(g, &p->apply);
     splat__pipe_free(g, &p->opacity_reset);
+    splat__pipe_free(g, &p->rank);
     splat__pipe_free(g, &p->budget);
 }
 
@@ -47,7 +53,7 @@ void splat__densify_bufs_free(splat_gpu *g, splat_densify_bufs *d)
 {
     splat_buf *all[] = {&d->keep,      &d->clone,     &d->split,     &d->off_keep, &d->off_clone, &d->off_split,
                         &d->tot_keep,  &d->tot_clone, &d->tot_split, &d->totals,   &d->info,      &d->scan_scratch,
-                        &d->readback};
+                        &d->readback,  &d->rank_keys, &d->rank_rows, &d->sort_scratch};
     for (size_t k = 0; k < SPLAT_COUNTOF(all); k++) splat__buf_free(g, all[k]);
     d->capacity = 0;
 }
@@ -76,6 +82,22 @@ static splat_status bufs_ensure(splat_gpu *g, const splat_sorter *sorter, splat_
     };
     splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
     if (st == SPLAT_OK) d->capacity = (uint32_t)n;
+    return st;
+}
+
+/* The ranking's buffers, at the capacity of the others: only runs whose budget binds pay for them. */
+static splat_status rank_bufs_ensure(splat_gpu *g, const splat_sorter *sorter, splat_densify_bufs *d, splat_error *err)
+{
+    if (d->sort_scratch.buffer) return SPLAT_OK; /* the last one made */
+    uint64_t n = d->capacity;
+    splat_buf_spec parts[] = {
+        {&d->rank_keys, "densify.rank_keys", n * 4, SPLAT_MEM_DEVICE},
+        {&d->rank_rows, "densify.rank_rows", n * 4, SPLAT_MEM_DEVICE},
+        {&d->sort_scratch, "densify.sort_scratch", splat__sort_scratch_bound(sorter, (uint32_t)n, 1), SPLAT_MEM_DEVICE},
+    };
+    splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
+    if (st != SPLAT_OK)
+        for (size_t k = 0; k < SPLAT_COUNTOF(parts); k++) splat__buf_free(g, parts[k].buf);
     return st;
 }
 
@@ -137,21 +159,32 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
     memcpy(r, d->readback.map, sizeof r);
     uint64_t new_count = (uint64_t)r[0] + r[1] + r[2];
     if (new_count > job->max_count) {
-        /* the budget binds: the base is every unsplit survivor and every split parent */
+        /* The budget binds. The base is every unsplit survivor and every split parent; each
+         * candidate (a surviving clone, a split whose children survive) adds one Gaussian to it,
+         * and the N - base of the highest statistic are made. */
         uint64_t clones = r[1], splits = r[2] / 2, base = (uint64_t)r[0] + splits;
         uint64_t room = job->max_count > base ? job->max_count - base : 0;
-        uint64_t clones_made = SPLAT_MIN(clones, room), splits_made = SPLAT_MIN(splits, room - clones_made);
-        res->clones_cut = (uint32_t)(clones - clones_made);
-        res->splits_cut = (uint32_t)(splits - splits_made);
+        st = rank_bufs_ensure(g, job->sorter, d, err);
+        if (st != SPLAT_OK) return st;
         splat_budget_push bp = {.n = n, .scene_scale = job->scene_scale, .step = job->step, .flags = job->prune_large_after,
-                                .clones = (uint32_t)clones_made, .splits = (uint32_t)splits_made};
+                                .made = (uint32_t)SPLAT_MIN(room, clones + splits)};
+        splat_view rank[DENSIFY_RANK_BINDINGS] = {
+            [DENSIFY_RANK_STATS] = SPLAT_VIEW(*job->stats), [DENSIFY_RANK_CLONE] = SPLAT_VIEW(d->clone),
+            [DENSIFY_RANK_SPLIT] = SPLAT_VIEW(d->split),    [DENSIFY_RANK_KEYS] = SPLAT_VIEW(d->rank_keys),
+            [DENSIFY_RANK_ROWS] = SPLAT_VIEW(d->rank_rows),
+        };
         splat_view budget[DENSIFY_BUDGET_BINDINGS] = {
-            [DENSIFY_BUDGET_SCALES] = SPLAT_VIEW(p->log_scales),     [DENSIFY_BUDGET_OPACITIES] = SPLAT_VIEW(p->opacities),
-            [DENSIFY_BUDGET_KEEP] = SPLAT_VIEW(d->keep),
-            [DENSIFY_BUDGET_CLONE] = SPLAT_VIEW(d->clone),           [DENSIFY_BUDGET_SPLIT] = SPLAT_VIEW(d->split),
-            [DENSIFY_BUDGET_OFF_CLONE] = SPLAT_VIEW(d->off_clone),   [DENSIFY_BUDGET_OFF_SPLIT] = SPLAT_VIEW(d->off_split),
+            [DENSIFY_BUDGET_SCALES] = SPLAT_VIEW(p->log_scales), [DENSIFY_BUDGET_OPACITIES] = SPLAT_VIEW(p->opacities),
+            [DENSIFY_BUDGET_KEEP] = SPLAT_VIEW(d->keep),         [DENSIFY_BUDGET_CLONE] = SPLAT_VIEW(d->clone),
+            [DENSIFY_BUDGET_SPLIT] = SPLAT_VIEW(d->split),       [DENSIFY_BUDGET_KEYS] = SPLAT_VIEW(d->rank_keys),
+            [DENSIFY_BUDGET_ROWS] = SPLAT_VIEW(d->rank_rows),
         };
         c = splat__stream_cmd(s);
+        splat__cmd_dispatch_1d(c, &job->pipes->rank, rank, DENSIFY_RANK_BINDINGS, &bp, sizeof bp, n);
+        splat__cmd_barrier(c);
+        splat__sort_record(c, job->sorter, &(splat_sort_args){
+            .key_words = 1, .bits = 32, .max_count = n, .keys = SPLAT_VIEW(d->rank_keys),
+            .values = SPLAT_VIEW(d->rank_rows), .scratch = SPLAT_VIEW(d->sort_scratch)});
         splat__cmd_dispatch_1d(c, &job->pipes->budget, budget, DENSIFY_BUDGET_BINDINGS, &bp, sizeof bp, n);
         splat__cmd_barrier(c);
         record_totals(c, job->sorter, d, n);
@@ -159,6 +192,8 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
         if (st != SPLAT_OK) return st;
         memcpy(r, d->readback.map, 3 * sizeof *r);
         new_count = (uint64_t)r[0] + r[1] + r[2];
+        res->clones_cut = (uint32_t)(clones - r[1]);
+        res->splits_cut = (uint32_t)(splits - r[2] / 2);
     }
     if (new_count > UINT32_MAX / 4)
         return splat__fail(err, SPLAT_ERR_LIMIT, "densification at step %u would make %llu Gaussians", job->step,
