@@ -95,11 +95,12 @@ _PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(_TrainProg
 class _TrainDesc(ctypes.Structure):
     _fields_ = [("data", ctypes.c_char_p), ("images_factor", _u32), ("eval", _bool), ("steps", _u32),
                 ("render", _RenderDesc), ("background", _enum), ("strategy", _enum), ("seed", _u64),
-                ("init_points", _u32), ("init_ply", ctypes.c_char_p), ("init_scene", ctypes.c_void_p),
+                ("init_points", _u32), ("identity_quats", _bool), ("init_ply", ctypes.c_char_p), ("init_scene", ctypes.c_void_p),
                 ("progress", _PROGRESS_FN),
                 ("progress_user", ctypes.c_void_p), ("progress_ms", _u32), ("profile", _bool),
                 ("refine_start", _u32), ("refine_every", _u32), ("refine_stop", _u32), ("reset_every", _u32),
-                ("max_gaussians", _u32), ("isect_capacity", _u32), ("stream_images", _bool)]
+                ("max_gaussians", _u32), ("isect_capacity", _u32), ("selective_adam", _bool),
+                ("stream_images", _bool)]
 
 
 class _StageTime(ctypes.Structure):
@@ -624,7 +625,8 @@ class Trainer:
 
         images_factor, eval, steps, seed (default 0; the command line's is 42), init_points,
         init_ply, progress_ms, profile, refine_start, refine_every, refine_stop, reset_every,
-        max_gaussians, isect_capacity, stream_images      as in splat_train_desc
+        max_gaussians, isect_capacity, stream_images, identity_quats, selective_adam
+                                                          as in splat_train_desc
         sh_degree        None: 3 (or what init_ply has); 0..3: that degree (0 is degree 0)
         background       None or "auto": white for images with alpha, else black; (r,g,b): that
                          colour; "random": a random colour every step
@@ -639,7 +641,8 @@ class Trainer:
 
     _OPTIONS = ("images_factor", "eval", "steps", "sh_degree", "background", "max_gaussians_per_tile", "rasterize_mode",
                 "strategy", "seed", "init_points", "init_ply", "progress", "progress_ms", "profile", "refine_start",
-                "refine_every", "refine_stop", "reset_every", "max_gaussians", "isect_capacity", "stream_images")
+                "refine_every", "refine_stop", "reset_every", "max_gaussians", "isect_capacity", "stream_images",
+                "identity_quats", "selective_adam")
 
     def __init__(self, data, ctx=None, **options):
         unknown = sorted(set(options) - set(self._OPTIONS))
@@ -655,7 +658,7 @@ class Trainer:
             if not 0 <= v <= most:
                 raise ValueError(f"{name} must be in 0..{most}, got {v}")
             setattr(d, name, v)
-        for name in ("eval", "profile", "stream_images"):
+        for name in ("eval", "profile", "stream_images", "identity_quats", "selective_adam"):
             setattr(d, name, bool(o[name]))
         bg = o["background"]
         if isinstance(bg, str):

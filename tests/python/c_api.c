@@ -54,10 +54,11 @@ static int layout(void)
     SIZE(splat_train_desc), FIELD(splat_train_desc, data), FIELD(splat_train_desc, images_factor), FIELD(splat_train_desc, eval),
         FIELD(splat_train_desc, steps), FIELD(splat_train_desc, render), FIELD(splat_train_desc, background),
         FIELD(splat_train_desc, strategy), FIELD(splat_train_desc, seed), FIELD(splat_train_desc, init_points),
-        FIELD(splat_train_desc, init_ply), FIELD(splat_train_desc, init_scene), FIELD(splat_train_desc, progress), FIELD(splat_train_desc, progress_user),
+        FIELD(splat_train_desc, identity_quats), FIELD(splat_train_desc, init_ply), FIELD(splat_train_desc, init_scene), FIELD(splat_train_desc, progress), FIELD(splat_train_desc, progress_user),
         FIELD(splat_train_desc, progress_ms), FIELD(splat_train_desc, profile), FIELD(splat_train_desc, refine_start),
         FIELD(splat_train_desc, refine_every), FIELD(splat_train_desc, refine_stop), FIELD(splat_train_desc, reset_every),
-        FIELD(splat_train_desc, max_gaussians), FIELD(splat_train_desc, isect_capacity), FIELD(splat_train_desc, stream_images);
+        FIELD(splat_train_desc, max_gaussians), FIELD(splat_train_desc, isect_capacity), FIELD(splat_train_desc, selective_adam),
+        FIELD(splat_train_desc, stream_images);
     SIZE(splat_stage_time), FIELD(splat_stage_time, name), FIELD(splat_stage_time, ms);
     SIZE(splat_eval_result), FIELD(splat_eval_result, n_views), FIELD(splat_eval_result, psnr), FIELD(splat_eval_result, ssim),
         FIELD(splat_eval_result, l1), FIELD(splat_eval_result, psnr_full), FIELD(splat_eval_result, seconds);
@@ -134,6 +135,8 @@ static bool set_option(splat_train_desc *d, const char *kv)
     if (strncmp(kv, "seed=", 5) == 0) return d->seed = u, true;
     if (strncmp(kv, "eval=", 5) == 0) return d->eval = u != 0, true;
     if (strncmp(kv, "stream_images=", 14) == 0) return d->stream_images = u != 0, true;
+    if (strncmp(kv, "identity_quats=", 15) == 0) return d->identity_quats = u != 0, true;
+    if (strncmp(kv, "selective_adam=", 15) == 0) return d->selective_adam = u != 0, true;
     if (strncmp(kv, "init_ply=", 9) == 0) return d->init_ply = v, true;
     if (strncmp(kv, "max_gaussians_per_tile=", 23) == 0) return d->render.max_gaussians_per_tile = (uint32_t)u, true;
     if (strncmp(kv, "sh_degree=", 10) == 0) return d->render.sh_degree = u ? (uint32_t)u : SPLAT_SH_DEGREE_0, true;

@@ -197,6 +197,7 @@ def case_train_vs_c():
     data = demo(tmp)
     opts = {"steps": 24, "seed": int(RNG.integers(0, 2**31)), "refine_start": 4, "refine_every": int(RNG.integers(4, 7)),
             "refine_stop": 16, "reset_every": 10, "isect_capacity": 16, "stream_images": True, "background": "random",
+            "identity_quats": bool(RNG.integers(0, 2)), "selective_adam": bool(RNG.integers(0, 2)),
             "sh_degree": 1, "max_gaussians": 1200, "strategy": ["default", "mcmc"][int(RNG.integers(0, 2))],
             "rasterize_mode": ["classic", "antialiased"][int(RNG.integers(0, 2))]}
     rc, _ = run(C_API, "train", data, f"{tmp}/c.ply", *[f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in opts.items()])
