@@ -9,6 +9,10 @@
 #include "render_common.glsl"
 
 layout(local_size_x = 256) in;
+// Forward-only renders (splat__render_bufs_fwd_only) check only the Gaussians they draw: a
+// non-finite SH coefficient of a drawn one still shows in its colour, and the SH of the others
+// (most of a scene, in a given view) is never read. Training checks every Gaussian every view.
+layout(constant_id = 0) const uint DRAWN_ONLY = 0u;
 
 layout(std430, binding = PROJECT_FWD_FRAME) readonly buffer FrameBuf { splat_frame frame; };
 layout(std430, binding = PROJECT_FWD_MEANS) readonly buffer Means { float means[]; };         // [N,3]
@@ -47,10 +51,11 @@ void main()
     vec4 q = quats[i];
     float o = opacities[i];
     // Every input is checked, seen by this camera or not: bad parameters are reported, never
-    // left for another view to trip over.
+    // left for another view to trip over (DRAWN_ONLY: the SH through the colour, below).
     uint n_coeffs = (frame.sh_degree + 1u) * (frame.sh_degree + 1u);
     bool sh_ok = true;
-    for (uint k = 0u; k < n_coeffs; k++) sh_ok = sh_ok && all_finite(vec4(sh_coeff(i, k), 0.0));
+    if (DRAWN_ONLY == 0u)
+        for (uint k = 0u; k < n_coeffs; k++) sh_ok = sh_ok && all_finite(vec4(sh_coeff(i, k), 0.0));
     if (!all_finite(vec4(mu, o)) || !all_finite(vec4(ls, 0.0)) || !all_finite(q) || !sh_ok) {
         atomicOr(counters.nonfinite, 1u);
         cull(i);

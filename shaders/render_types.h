@@ -139,7 +139,9 @@ SPLAT_STRUCT(splat_render_push)
 #define ORDER_FWD_KEYS 3
 #define ORDER_FWD_ORDER 4
 #define ORDER_FWD_TILES_ORDERED 5
-#define ORDER_FWD_BINDINGS 6
+#define ORDER_FWD_OFFSETS 6
+#define ORDER_FWD_COUNT 7
+#define ORDER_FWD_BINDINGS 8
 
 /* ranges_fwd.comp */
 #define RANGES_FWD_COUNTERS 0

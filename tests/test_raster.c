@@ -460,6 +460,45 @@ SPLAT_TEST(raster_edge_nonfinite_reported)
     }
 }
 
+/* Forward-only renders check the SH of the Gaussians they draw (project_fwd's DRAWN_ONLY): a
+ * non-finite coefficient of any active degree in a drawn Gaussian is reported, one in a Gaussian
+ * behind the camera is not read; the training forward reports both. */
+SPLAT_TEST(raster_fwd_only_nonfinite_drawn)
+{
+    const float bad_values[] = {NAN, INFINITY, -INFINITY};
+    for (int rep = 0; rep < 6; rep++) {
+        splat_camera cam = t_random_camera(32, 32);
+        uint32_t degree = (uint32_t)(splat__rng_u64(splat_test_rng()) % 4);
+        splat_render_desc opts = random_opts(degree, 0);
+        splat_scene s;
+        t_random_scene(&s, 100, &cam);
+        uint32_t i = (uint32_t)(splat__rng_u64(splat_test_rng()) % s.count);
+        bool behind = rep % 2 == 1;
+        double pc[3] = {0, 0, behind ? -4 : 4};
+        t_cam_to_world(&cam, pc, &s.means[3 * i]);
+        for (int k = 0; k < 3; k++) s.log_scales[3 * i + k] = (float)log(0.3);
+        s.opacities[i] = 4.0f;
+        uint32_t coeffs = (degree + 1) * (degree + 1);
+        uint32_t k = (uint32_t)(splat__rng_u64(splat_test_rng()) % coeffs), c = (uint32_t)(splat__rng_u64(splat_test_rng()) % 3);
+        s.sh[(i * SPLAT_SH_COEFFS + k) * 3 + c] = bad_values[splat__rng_u64(splat_test_rng()) % 3];
+        for (int fwd_only = 0; fwd_only < 2; fwd_only++) {
+            t_render t;
+            if (t_render_init(&t, &s, cam.width, cam.height, 0)) {
+                splat_error err = {0};
+                if (fwd_only) T_OK(splat__render_bufs_fwd_only(t.g, &t.r, &t.bufs, &err), &err);
+                splat_status st = splat__render_image(&t.stream, &t.r, &t.scene, &t.bufs, &cam, &opts, &err);
+                bool reported = st == SPLAT_ERR_NONFINITE;
+                bool want = !(fwd_only && behind);
+                T_CHECK(reported == want, "%s, Gaussian %u %s, SH degree %u coefficient %u.%u: got %s",
+                        fwd_only ? "forward-only" : "training forward", i, behind ? "behind the camera" : "drawn", degree,
+                        k, c, splat_status_str(st));
+            }
+            t_render_free(&t);
+        }
+        splat_scene_free(&s);
+    }
+}
+
 /* The backward has no atomics: the same render and upstream gradient give the same bits. */
 SPLAT_TEST(raster_backward_deterministic)
 {
@@ -501,8 +540,8 @@ done:
  * scenes make the order of equal depths show: groups of Gaussians at one mean (the same depth
  * bits) and clusters a few float steps apart in depth, with large overlapping footprints, a
  * per-tile cap on some runs (it keeps the first entries of each list, so any change of order
- * changes which Gaussians blend), antialiased mode on some, and GPU scenes holding more rows than
- * are rendered. The forward-only buffers start tiny, so they also overflow and regrow. */
+ * changes which Gaussians blend), antialiased mode on some, a good part of each scene behind the
+ * camera, and GPU scenes holding more rows than are rendered. The forward-only buffers start tiny, so they also overflow and regrow. */
 SPLAT_TEST(raster_fwd_only_bits)
 {
     static const struct { uint32_t n, w, h, cap; bool aa; } cases[] = {
@@ -529,6 +568,11 @@ SPLAT_TEST(raster_fwd_only_bits)
                 for (int k = 0; k < 3; k++) s.means[3 * i + k] = nextafterf(s.means[3 * (i - 1) + k], INFINITY);
             if (u < 0.5)
                 for (int k = 0; k < 3; k++) s.log_scales[3 * i + k] = (float)t_uniform(-2.5, -1.0);
+            /* a view culls much of a scene: the forward-only path sorts only the drawn ones */
+            if (u > 0.7) {
+                double pc[3] = {t_uniform(-5, 5), t_uniform(-5, 5), t_uniform(-8, -0.5)};
+                t_cam_to_world(&cam, pc, &s.means[3 * i]);
+            }
         }
         uint32_t rows = s.count + (uint32_t)(splat__rng_u64(splat_test_rng()) % 50);
         splat_scene_gpu sg;

@@ -42,13 +42,27 @@ void splat__order_record(splat_cmd *c, const splat_renderer *r, splat_render_buf
         [ORDER_FWD_KEYS] = SPLAT_VIEW(b->order_keys),
         [ORDER_FWD_ORDER] = SPLAT_VIEW(b->order),
         [ORDER_FWD_TILES_ORDERED] = SPLAT_VIEW(b->tiles_ordered),
+        [ORDER_FWD_OFFSETS] = SPLAT_VIEW(b->offsets),
+        [ORDER_FWD_COUNT] = SPLAT_VIEW(b->order_count),
     };
-    splat__cmd_dispatch_1d(c, &r->order_keys, v, ORDER_FWD_BINDINGS, NULL, 0, n);
+    /* the flags borrow tiles_ordered and their scan offsets: both are written again after */
+    splat__cmd_dispatch_1d(c, &r->order_flags, v, ORDER_FWD_BINDINGS, NULL, 0, n);
+    splat__cmd_barrier(c);
+    splat__scan_record(c, &r->sorter, &(splat_scan_args){
+        .in = SPLAT_VIEW(b->tiles_ordered),
+        .out = SPLAT_VIEW(b->offsets),
+        .max_count = n,
+        .total = SPLAT_VIEW(b->order_count),
+        .scratch = SPLAT_VIEW(b->scan_scratch),
+    });
+    splat__cmd_barrier(c);
+    splat__cmd_dispatch_1d(c, &r->order_place, v, ORDER_FWD_BINDINGS, NULL, 0, n);
     splat__cmd_barrier(c);
     splat__sort_record(c, &r->sorter, &(splat_sort_args){
         .key_words = 1,
         .bits = 32,
         .max_count = n,
+        .count = SPLAT_VIEW(b->order_count),
         .keys = SPLAT_VIEW(b->order_keys),
         .values = SPLAT_VIEW(b->order),
         .scratch = SPLAT_VIEW(b->order_scratch),

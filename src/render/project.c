@@ -17,7 +17,9 @@ void splat__project_fwd_record(splat_cmd *c, const splat_renderer *r, const spla
         [PROJECT_FWD_TILES] = SPLAT_VIEW(b->tiles),
         [PROJECT_FWD_COUNTERS] = SPLAT_VIEW(b->counters),
     };
-    splat__cmd_dispatch_1d(c, scene->sh_half ? &r->project_fwd_h : &r->project_fwd, v, PROJECT_FWD_BINDINGS, NULL, 0, n);
+    const splat_pipe *p = b->fwd_only ? (scene->sh_half ? &r->project_fwd_h_only : &r->project_fwd_only)
+                                      : (scene->sh_half ? &r->project_fwd_h : &r->project_fwd);
+    splat__cmd_dispatch_1d(c, p, v, PROJECT_FWD_BINDINGS, NULL, 0, n);
 }
 
 void splat__project_bwd_record(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene,

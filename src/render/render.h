@@ -79,7 +79,8 @@ typedef struct splat_renderer {
     splat_gpu *gpu;
     splat_sorter sorter;
     splat_pipe project_fwd, isect_setup, isect_fwd, ranges_fwd, rasterize_fwd;
-    splat_pipe order_keys, order_gather, isect_fwd_only, rasterize_fwd_only;  /* forward-only renders */
+    splat_pipe order_flags, order_place, order_keys, order_gather;           /* forward-only renders */
+    splat_pipe project_fwd_only, project_fwd_h_only, isect_fwd_only, rasterize_fwd_only;
     splat_pipe rasterize_bwd, project_bwd, project_bwd_stats;
     splat_pipe project_fwd_h, project_bwd_h;   /* half-float SH */
 } splat_renderer;
@@ -117,6 +118,7 @@ typedef struct splat_render_bufs {
     splat_buf order;        /* [cap] Gaussians in depth order (fwd_only) */
     splat_buf tiles_ordered;/* [cap] tiles touched, in that order (fwd_only) */
     splat_buf order_scratch;/* the depth sort's scratch (fwd_only) */
+    splat_buf order_count;  /* how many Gaussians are drawn, the depth sort's count (fwd_only) */
 } splat_render_bufs;
 
 /* isect_capacity 0: a small start (it grows on demand). */
@@ -163,8 +165,9 @@ void splat__project_fwd_record(splat_cmd *c, const splat_renderer *r, const spla
 /* isect_setup (the count the sort and the indirect dispatches use), then isect_fwd (fwd_only:
  * in the depth order, after splat__order_record and the scan of b->tiles_ordered). */
 void splat__isect_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b, uint32_t n);
-/* fwd_only: the Gaussians in depth order (b->order) and their tile counts in that order
- * (b->tiles_ordered): keys, a barrier, the sort, the gather. */
+/* fwd_only: the drawn Gaussians in depth order (b->order) and their tile counts in that order
+ * (b->tiles_ordered, zeros after the drawn ones): flags, their scan (the count in
+ * b->order_count), the keys in those slots, the sort of the drawn ones, the gather. */
 void splat__order_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b, uint32_t n);
 void splat__ranges_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
 void splat__rasterize_fwd_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);

@@ -8,7 +8,7 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
     memset(r, 0, sizeof *r);
     r->gpu = g;
     const uint32_t push = sizeof(splat_render_push);
-    const uint32_t stats_on = 1, on = 1;
+    const uint32_t stats_on = 1, on = 1, two = 2;
     /* rasterize_bwd adds the subgroups' sums in shared memory, SUB Gaussians at a time: as many
      * as fit beside its batch arrays (about 14 KiB), for as many subgroups as the smallest
      * subgroup size allows. */
@@ -29,8 +29,11 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
         {&r->isect_fwd, {.shader = "isect_fwd", .n_bindings = ISECT_FWD_BINDINGS, .push_size = push}},
         {&r->ranges_fwd, {.shader = "ranges_fwd", .n_bindings = RANGES_FWD_BINDINGS}},
         {&r->rasterize_fwd, {.shader = "rasterize_fwd", .n_bindings = RASTERIZE_FWD_BINDINGS}},
-        {&r->order_keys, {.shader = "order_fwd", .n_bindings = ORDER_FWD_BINDINGS}},
-        {&r->order_gather, {.shader = "order_fwd", .n_bindings = ORDER_FWD_BINDINGS, .spec = &on, .n_spec = 1}},
+        {&r->order_flags, {.shader = "order_fwd", .n_bindings = ORDER_FWD_BINDINGS}},
+        {&r->order_place, {.shader = "order_fwd", .n_bindings = ORDER_FWD_BINDINGS, .spec = &on, .n_spec = 1}},
+        {&r->order_gather, {.shader = "order_fwd", .n_bindings = ORDER_FWD_BINDINGS, .spec = &two, .n_spec = 1}},
+        {&r->project_fwd_only, {.shader = "project_fwd", .n_bindings = PROJECT_FWD_BINDINGS, .spec = &on, .n_spec = 1}},
+        {&r->project_fwd_h_only, {.shader = "project_fwd_h", .n_bindings = PROJECT_FWD_BINDINGS, .spec = &on, .n_spec = 1}},
         {&r->isect_fwd_only, {.shader = "isect_fwd", .n_bindings = ISECT_FWD_BINDINGS, .push_size = push, .spec = &on, .n_spec = 1}},
         {&r->rasterize_fwd_only, {.shader = "rasterize_fwd", .n_bindings = RASTERIZE_FWD_BINDINGS, .spec = &on, .n_spec = 1}},
         {&r->rasterize_bwd, {.shader = "rasterize_bwd", .n_bindings = RASTERIZE_BWD_BINDINGS, .spec = bwd_spec, .n_spec = 2}},
@@ -56,8 +59,11 @@ void splat__renderer_free(splat_renderer *r)
     splat__pipe_free(g, &r->isect_fwd);
     splat__pipe_free(g, &r->ranges_fwd);
     splat__pipe_free(g, &r->rasterize_fwd);
-    splat__pipe_free(g, &r->order_keys);
+    splat__pipe_free(g, &r->order_flags);
+    splat__pipe_free(g, &r->order_place);
     splat__pipe_free(g, &r->order_gather);
+    splat__pipe_free(g, &r->project_fwd_only);
+    splat__pipe_free(g, &r->project_fwd_h_only);
     splat__pipe_free(g, &r->isect_fwd_only);
     splat__pipe_free(g, &r->rasterize_fwd_only);
     splat__pipe_free(g, &r->rasterize_bwd);
@@ -162,7 +168,7 @@ void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b)
     splat_buf *all[] = {&b->frame, &b->counters, &b->scan_total, &b->sort_count, &b->proj, &b->radii, &b->tiles, &b->offsets, &b->scan_scratch,
                         &b->ranges, &b->out_rgbt, &b->out_last, &b->out_depth, &b->grad_img, &b->stats,
                         &b->gate, &b->debug, &b->readback, &b->order_keys, &b->order, &b->tiles_ordered,
-                        &b->order_scratch};
+                        &b->order_scratch, &b->order_count};
     for (size_t k = 0; k < SPLAT_COUNTOF(all); k++) splat__buf_free(g, all[k]);
     memset(b, 0, sizeof *b);
 }
@@ -185,6 +191,7 @@ splat_status splat__render_bufs_fwd_only(splat_gpu *g, const splat_renderer *r, 
         {&b->order, "render.order", n * 4, SPLAT_MEM_DEVICE},
         {&b->tiles_ordered, "render.tiles_ordered", n * 4, SPLAT_MEM_DEVICE},
         {&b->order_scratch, "render.order_scratch", splat__sort_scratch_bound(&r->sorter, b->capacity, 1), SPLAT_MEM_DEVICE},
+        {&b->order_count, "render.order_count", 4, SPLAT_MEM_DEVICE},
     };
     splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
     if (st == SPLAT_OK) b->fwd_only = true;
