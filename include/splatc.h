@@ -243,12 +243,21 @@ typedef enum splat_strategy {
                                         (not init_ply's or init_scene's Gaussians; docs/TRAIN.md, "MCMC") */
 } splat_strategy;
 
+/* The largest splat_train_desc.eval_scale: 8 x the training size (64 x the pixels, and the
+ * evaluation's buffers with them). */
+#define SPLAT_EVAL_SCALE_MAX 8
+
 /* What to train and how. All-zero fields take the defaults written beside them (gsplat's default
  * recipe, docs/TRAIN.md); only `data` is required. */
 typedef struct splat_train_desc {
     const char *data;                /* scene folder: COLMAP or NeRF-synthetic */
     uint32_t images_factor;          /* 0 or 1: images/; N: images_N/ (or images/ downsampled by N) */
     bool eval;                       /* hold out every 8th image (COLMAP; NeRF-synthetic has its own test split) */
+    float eval_scale;                /* splat_trainer_eval renders each view at round(eval_scale x its size), at least
+                                        1x1, the intrinsics scaled by the new size over the old, against its image
+                                        resampled to that size (area averaging to shrink, bicubic to grow, on the
+                                        8-bit sRGB values as stored: docs/TRAIN.md, "Evaluation at other scales");
+                                        0: 1 (no resampling); else above 0, at most SPLAT_EVAL_SCALE_MAX */
     uint32_t steps;                  /* 0: 30000 */
     splat_render_desc render;        /* how training renders; sh_degree is the largest degree trained (0: 3, or
                                         less when init_ply or init_scene has less), reached one degree per 1000 steps;
@@ -337,7 +346,8 @@ SPLAT_API uint32_t splat_trainer_views(const splat_trainer *t, splat_view_info *
 
 /* Renders every test view (every training view when there are none), computes PSNR and SSIM,
  * and when render_dir is not NULL writes each render as a PNG there, named after its image
- * (its name less the extension, '/' made '_': "DSC_0001.png"). */
+ * (its name less the extension, '/' made '_': "DSC_0001.png"). With desc.eval_scale, at that
+ * scale: renders of the scaled size, against the images resampled to it. */
 SPLAT_API splat_status splat_trainer_eval(splat_trainer *t, const char *render_dir, splat_eval_result *res, splat_error *err);
 /* The current Gaussians (a copy the caller frees with splat_scene_free), with the mode they are
  * trained in (scene->rasterize_mode). */

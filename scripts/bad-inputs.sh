@@ -62,6 +62,8 @@ touch "$w/a-file"
 row "-o naming a file" "$bin" train ok -o a-file --steps 5 -q
 row "--steps -3" "$bin" train ok -o o --steps -3
 row "--steps=abc" "$bin" train ok -o o --steps=abc
+row "eval --scale 0" "$bin" eval "$ply" ok --eval --scale 0 -o o
+row "eval --scale nan" "$bin" eval "$ply" ok --eval --scale nan -o o
 row "--resume of a file that is no checkpoint" "$bin" train ok -o o --resume "$ply" -q
 (cd "$w" && "$bin" train ok -o c1 --steps 10 --checkpoint-every 10 -q)
 row "--resume past the end (checkpoint at 10, --steps 5)" "$bin" train ok -o o --steps 5 --resume c1/checkpoint.ckpt -q
@@ -86,4 +88,6 @@ row "--camera 1e10 pixels wide" "$bin" render "$ply" --camera 1e10,24,30,30,16,1
 row "--background nan,0,0" "$bin" render "$ply" $cam --background nan,0,0 -o r -q
 row "a 16384x16384 frame (more than one storage binding holds on most devices)" \
     "$bin" render "$ply" --camera 16384,16384,9000,9000,8192,8192,1,0,0,0,0,0,3 -o r -q
+"$bin" demo "$w/big" --size 400 --views 2 -q
+row "eval --scale 8 of 400x300 images (SSIM maps beyond one storage binding on most devices)" "$bin" eval "$w/big/ground_truth.ply" big --scale 8
 row "an unknown command" "$bin" frobnicate

@@ -97,7 +97,22 @@ mut ckpt_forgets_mode src/train/checkpoint.c train_ \
 mut colmap_rotation_transposed src/io/colmap.c io_ \
     'for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];' \
     'for (int k = 0; k < 9; k++) c->R[k] = (float)R[(k % 3) * 3 + k / 3];'
+mut resample_keys_a075 src/io/resample.c io_ \
+    'if (d <= 1) return (1.5 * d - 2.5) * d * d + 1;' \
+    'if (d <= 1) return (1.25 * d - 2.25) * d * d + 1;'
+mut resample_area_first_tap src/io/resample.c io_ \
+    'uint32_t k0 = (uint32_t)floor(lo);' \
+    'uint32_t k0 = (uint32_t)ceil(lo);'
+mut resample_no_background src/io/resample.c io_ \
+    'in[3 * p + c] = (float)(q[c] / 255.0 * a + (1 - a) * background[c]);' \
+    'in[3 * p + c] = (float)(q[c] / 255.0 * a);'
 # cli
+mut eval_scale_cx_kept src/train/eval.c cli_ \
+    'cam.fx = (float)(cam.fx * sx), cam.cx = (float)(cam.cx * sx);' \
+    'cam.fx = (float)(cam.fx * sx);'
+mut eval_scale_counts_kept src/train/eval.c cli_ \
+    'slot->n_pixels = n_pixels;' \
+    ''
 mut cli_unknown_command src/cli/main.c cli_ \
     'fprintf(stderr, "splatc: unknown command '"'"'%s'"'"'\n\n", cmd);' \
     'fprintf(stderr, "splatc: '"'"'%s'"'"'?\n\n", cmd);'

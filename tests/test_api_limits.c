@@ -88,3 +88,38 @@ SPLAT_TEST(api_render_unusable_gaussians)
     splat_scene_free(&s);
     splat_ctx_free(ctx);
 }
+
+/* splat_train_desc.eval_scale out of its range is refused by splat_trainer_init, naming it; a
+ * scale whose images' SSIM maps would not fit one storage binding is refused there too, before
+ * any image is loaded (a demo of 400x300 at 8x needs 352 MiB: lavapipe binds 128). */
+SPLAT_TEST(api_train_eval_scale_refused)
+{
+    splat_error err = {0};
+    splat_ctx *ctx;
+    T_OK(splat_ctx_init(&ctx, NULL, &err), &err);
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s", splat_test_path("demo"));
+    T_OK(splat_make_demo(ctx, dir, &(splat_demo_desc){.width = 400, .height = 300, .n_views = 2}, &err), &err);
+    const float bad[] = {-1, -1e-30f, NAN, INFINITY, -INFINITY, 8.0001f, (float)t_uniform(8.01, 1e30)};
+    for (size_t k = 0; k < SPLAT_COUNTOF(bad); k++) {
+        splat_trainer *t = (splat_trainer *)&err; /* not NULL: init must clear it */
+        err = (splat_error){0};
+        splat_status st = splat_trainer_init(&t, ctx, &(splat_train_desc){.data = dir, .eval_scale = bad[k]}, &err);
+        T_CHECK(st == SPLAT_ERR_INVALID_ARG && strstr(err.msg, "eval_scale") && !t, "eval_scale %g: %s: %s", (double)bad[k],
+                splat_status_str(st), err.msg);
+    }
+    splat_device_info dev;
+    splat_ctx_device(ctx, &dev);
+    splat_trainer *t = NULL;
+    err = (splat_error){0};
+    splat_status st = splat_trainer_init(&t, ctx, &(splat_train_desc){.data = dir, .eval_scale = 8}, &err);
+    if (dev.max_storage_range < 3200ull * 2400 * 48) {
+        T_CHECK(st == SPLAT_ERR_LIMIT && strstr(err.msg, "evaluate at a smaller scale") && strstr(err.msg, "3200x2400") && !t,
+                "%s: %s", splat_status_str(st), err.msg);
+    } else {
+        T_CHECK(st == SPLAT_OK, "%s: %s", splat_status_str(st), err.msg);
+        printf("  %s binds %.0f MiB: the 8x evaluation fits\n", dev.name, dev.max_storage_range / 1048576.0);
+    }
+    splat_trainer_free(t);
+    splat_ctx_free(ctx);
+}

@@ -4,6 +4,8 @@
 
 #include "harness.h"
 #include "io/io_util.h"
+#include "io_fixtures.h"
+#include "resample_oracle.h"
 
 /* Runs the tool with `args` (shell words), capturing stderr+stdout into *out (caller frees).
  * Returns the exit code; 124 when it ran for 5 minutes (a loop that never ends fails the case). */
@@ -734,4 +736,179 @@ SPLAT_TEST(cli_antialiased)
     T_OK(splat_scene_load_ply(ply, &s, &err), &err);
     T_CHECK(s.rasterize_mode == SPLAT_RASTERIZE_ANTIALIASED, "the resumed run saved mode %d", (int)s.rasterize_mode);
     splat_scene_free(&s);
+}
+
+/* `splatc eval --scale S` on the demo's ground truth (34x25: an odd side, whose half rounds up).
+ * --scale 1 is the evaluation without it: the same line, the same renders byte for byte, the same
+ * metrics but for the scale recorded. At 0.5, 2 and a random multiple of 1/8 in [1/4, 3]: the
+ * render has the scaled size and is splat_render's image (within the 8-bit rounding) with the
+ * view's camera scaled here (the intrinsics by the new size over the old), and the mean squared
+ * error behind the PSNR is the one computed here from that image and the oracle's resampling of the
+ * view's image (resample_oracle.c), rounded to 8 bits as eval's is: measured within 6e-7 of it
+ * (relative; the GPU's float sums), 1e-5 allowed. The same with a mask, resampled too. Bad scales
+ * are refused before any work (no output folder). */
+SPLAT_TEST(cli_eval_scale)
+{
+    const char *dir = cli_demo("demo", 34, 8);
+    if (!dir) return;
+    char o[600], args[2400], path[900], gt[800], *out, *base_out;
+    snprintf(gt, sizeof gt, "%s/ground_truth.ply", dir);
+    snprintf(o, sizeof o, "%s", splat_test_path("o"));
+    t_mkdir(o);
+    /* the held-out view (every 8th: the first) and its camera, as the trainer sees it */
+    splat_error err = {0};
+    splat_ctx *ctx;
+    splat_trainer *t;
+    splat_scene scene;
+    splat_view_info view;
+    T_OK(splat_ctx_init(&ctx, NULL, &err), &err);
+    T_OK(splat_scene_load_ply(gt, &scene, &err), &err);
+    T_OK(splat_trainer_init(&t, ctx, &(splat_train_desc){.data = dir, .eval = true, .init_ply = gt}, &err), &err);
+    T_REQUIRE(splat_trainer_views(t, &view, 1) == 8 && view.is_test, "the first view is not held out");
+    const splat_camera cam0 = view.camera;
+    splat_trainer_free(t);
+    T_REQUIRE(cam0.width == 34 && cam0.height == 25, "%ux%u", cam0.width, cam0.height);
+    splat_image img;
+    snprintf(path, sizeof path, "%s/images/view_000.png", dir);
+    T_OK(splat__image_load(path, &img, &err), &err);
+
+    /* --scale 1 against none */
+    snprintf(args, sizeof args, "eval '%s' '%s' --eval -o '%s/none'", gt, dir, o);
+    T_REQUIRE(run_cli(args, &base_out) == 0, "%s", base_out);
+    snprintf(args, sizeof args, "eval '%s' '%s' --eval --scale 1 -o '%s/one'", gt, dir, o);
+    T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
+    T_CHECK(strcmp(out, base_out) == 0, "--scale 1 says '%s', none '%s'", out, base_out);
+    free(out);
+    free(base_out);
+    char a[900], b[900];
+    snprintf(a, sizeof a, "%s/none/renders/view_000.png", o);
+    snprintf(b, sizeof b, "%s/one/renders/view_000.png", o);
+    size_t na = 0, nb = 0;
+    uint8_t *fa = t_read(a, &na), *fb = t_read(b, &nb);
+    T_CHECK(fa && fb && na == nb && memcmp(fa, fb, na) == 0, "the renders of --scale 1 and none differ");
+    free(fa), free(fb);
+    snprintf(a, sizeof a, "%s/none/metrics.json", o);
+    snprintf(b, sizeof b, "%s/one/metrics.json", o);
+    char *ma = read_text(a), *mb = read_text(b);
+    T_CHECK(ma && mb && number_after(ma, "\"psnr\":") == number_after(mb, "\"psnr\":") &&
+                number_after(mb, "\"scale\":") == 1,
+            "metrics: %s\n%s", ma ? ma : "", mb ? mb : "");
+    free(ma), free(mb);
+
+    double scales[3] = {0.5, 2, (2 + splat__rng_u64(splat_test_rng()) % 23) / 8.0};
+    for (int k = 0; k < 3; k++) {
+        double s = scales[k];
+        snprintf(args, sizeof args, "eval '%s' '%s' --eval --scale %g -o '%s/s%d'", gt, dir, s, o, k);
+        T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
+        free(out);
+        uint32_t w = (uint32_t)fmax(1, round(s * 34)), h = (uint32_t)fmax(1, round(s * 25));
+        snprintf(path, sizeof path, "%s/s%d/metrics.json", o, k);
+        char *m = read_text(path);
+        T_CHECK(m && number_after(m, "\"scale\":") == s, "scale %g: %s", s, m ? m : "(no metrics.json)");
+        double psnr = number_after(m, "\"psnr\":");
+        free(m);
+        splat_image png;
+        snprintf(path, sizeof path, "%s/s%d/renders/view_000.png", o, k);
+        T_OK(splat__image_load(path, &png, &err), &err);
+        T_CHECK(png.width == w && png.height == h, "scale %g: a %ux%u render, expected %ux%u", s, png.width, png.height, w, h);
+        if (png.width != w || png.height != h) {
+            splat__image_free(&png);
+            continue;
+        }
+        /* the camera scaled here, rendered by the library */
+        splat_camera cam = cam0;
+        cam.fx *= (float)w / 34, cam.cx *= (float)w / 34, cam.fy *= (float)h / 25, cam.cy *= (float)h / 25;
+        cam.width = w, cam.height = h;
+        float *rgb = NULL;
+        T_OK(splat_render(ctx, &scene, &cam, 1, NULL, &rgb, &err), &err);
+        uint32_t differ = 0;
+        for (uint32_t p = 0; p < w * h * 3; p++)
+            differ += abs(png.rgba[4 * (p / 3) + p % 3] - (int)lrintf(255.0f * fminf(fmaxf(rgb[p], 0.0f), 1.0f))) > 1;
+        T_CHECK(differ == 0, "scale %g: %u of %u values differ by more than 1/255 from splat_render's", s, differ, w * h * 3);
+        /* the PSNR from that render and the oracle's resampling of the image */
+        double *src = malloc(sizeof *src * 34 * 25 * 3), *want = malloc(sizeof *want * w * h * 3), sq = 0;
+        for (uint32_t p = 0; p < 34 * 25 * 3; p++) src[p] = img.rgba[4 * (p / 3) + p % 3] / 255.0;
+        t_resample_oracle(src, 34, 25, 3, want, w, h);
+        for (uint32_t p = 0; p < w * h * 3; p++) {
+            double d = fmin(fmax(rgb[p], 0.0), 1.0) - lrintf(255.0f * (float)want[p]) / 255.0; /* as eval rounds it */
+            sq += d * d;
+        }
+        double mse = sq / (w * h * 3), mse_eval = pow(10, -psnr / 10);
+        printf("  scale %g (%ux%u): PSNR %.4f, mean squared error %.6g, here %.6g (relative difference %.2g)\n", s, w, h,
+               psnr, mse_eval, mse, (mse - mse_eval) / mse);
+        T_CHECK(fabs(mse - mse_eval) <= 1e-5 * mse, "scale %g: eval's mean squared error %.8g, here %.8g", s, mse_eval, mse);
+        free(src), free(want);
+        splat_free(rgb);
+        splat__image_free(&png);
+    }
+
+    /* With masks (a disc that counts, in a copy of the demo): the mask resampled too, a pixel
+     * counting where the oracle's resampling of it is at least 0.5; PSNR over those pixels, and
+     * over every pixel ("psnr_full"), as computed here. */
+    double s = scales[2];
+    uint32_t w = (uint32_t)fmax(1, round(s * 34)), h = (uint32_t)fmax(1, round(s * 25));
+    char md[700];
+    snprintf(md, sizeof md, "%s/masked", o);
+    snprintf(args, sizeof args, "cp -r '%s' '%s' && mkdir '%s/masks'", dir, md, md);
+    T_REQUIRE(system(args) == 0, "%s", args);
+    double cx = t_uniform(8, 26), cy = t_uniform(6, 19), r = t_uniform(5, 12);
+    splat_image mimg = {34, 25, calloc(34 * 25, 4)};
+    double *mask = malloc(sizeof *mask * 34 * 25), *mask2 = malloc(sizeof *mask2 * w * h);
+    for (uint32_t p = 0; p < 34 * 25; p++) {
+        double dx = p % 34 - cx, dy = p / 34 - cy;
+        mask[p] = dx * dx + dy * dy < r * r;
+        memset(mimg.rgba + 4 * p, mask[p] ? 255 : 0, 3);
+        mimg.rgba[4 * p + 3] = 255;
+    }
+    for (int v = 0; v < 8; v++) {
+        snprintf(path, sizeof path, "%s/masks/view_%03d.png", md, v);
+        T_OK(splat__image_save_png(path, &mimg, 3, &err), &err);
+    }
+    free(mimg.rgba);
+    t_resample_oracle(mask, 34, 25, 1, mask2, w, h);
+    snprintf(args, sizeof args, "eval '%s' '%s' --eval --scale %g -o '%s/out'", gt, md, s, md);
+    T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/out/metrics.json", md);
+    char *m = read_text(path);
+    double psnr = number_after(m, "\"psnr\":"), psnr_full = number_after(m, "\"psnr_full\":");
+    free(m);
+    splat_camera cam = cam0;
+    cam.fx *= (float)w / 34, cam.cx *= (float)w / 34, cam.fy *= (float)h / 25, cam.cy *= (float)h / 25;
+    cam.width = w, cam.height = h;
+    float *rgb = NULL;
+    T_OK(splat_render(ctx, &scene, &cam, 1, NULL, &rgb, &err), &err);
+    double *src = malloc(sizeof *src * 34 * 25 * 3), *want = malloc(sizeof *want * w * h * 3);
+    for (uint32_t p = 0; p < 34 * 25 * 3; p++) src[p] = img.rgba[4 * (p / 3) + p % 3] / 255.0;
+    t_resample_oracle(src, 34, 25, 3, want, w, h);
+    double sq = 0, sq_full = 0;
+    uint32_t counted = 0, ties = 0;
+    for (uint32_t p = 0; p < w * h * 3; p++) {
+        double d = fmin(fmax(rgb[p], 0.0), 1.0) - lrintf(255.0f * (float)want[p]) / 255.0, v = mask2[p / 3];
+        sq_full += d * d;
+        ties += v != 0.5 && fabs(v - 0.5) < 1e-9; /* a side the rounding decides */
+        if (v >= 0.5) sq += d * d, counted++;
+    }
+    double mse = sq / counted, mse_eval = pow(10, -psnr / 10), mse_full = sq_full / (w * h * 3);
+    printf("  scale %g with a mask (%u of %u pixels count): PSNR %.4f, here %.4f; every pixel %.4f, here %.4f\n", s,
+           counted / 3, w * h, psnr, -10 * log10(mse), psnr_full, -10 * log10(mse_full));
+    T_CHECK(ties > 0 || fabs(mse - mse_eval) <= 1e-5 * mse, "masked: eval's mean squared error %.8g, here %.8g", mse_eval,
+            mse);
+    T_CHECK(fabs(mse_full - pow(10, -psnr_full / 10)) <= 1e-5 * mse_full, "every pixel: PSNR %.6f, here %.6f", psnr_full,
+            -10 * log10(mse_full));
+    free(src), free(want), free(mask), free(mask2);
+    splat_free(rgb);
+    splat__image_free(&img);
+    splat_scene_free(&scene);
+    splat_ctx_free(ctx);
+
+    const char *bad[] = {"0", "-1", "nan", "abc", "9", "inf", "1e-60", "0.5x", ""};
+    for (size_t k = 0; k < SPLAT_COUNTOF(bad); k++) {
+        snprintf(args, sizeof args, "eval '%s' '%s' --eval --scale '%s' -o '%s/bad'", gt, dir, bad[k], o);
+        int rc = run_cli(args, &out);
+        snprintf(path, sizeof path, "%s/bad", o);
+        T_CHECK(rc == 2 && strstr(out, "--scale takes a number above 0 and at most 8") && !exists(path),
+                "--scale '%s': exit %d: %s", bad[k], rc, out);
+        free(out);
+    }
 }

@@ -93,8 +93,8 @@ _PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(_TrainProg
 
 
 class _TrainDesc(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_char_p), ("images_factor", _u32), ("eval", _bool), ("steps", _u32),
-                ("render", _RenderDesc), ("background", _enum), ("strategy", _enum), ("seed", _u64),
+    _fields_ = [("data", ctypes.c_char_p), ("images_factor", _u32), ("eval", _bool), ("eval_scale", _f32),
+                ("steps", _u32), ("render", _RenderDesc), ("background", _enum), ("strategy", _enum), ("seed", _u64),
                 ("init_points", _u32), ("identity_quats", _bool), ("init_ply", ctypes.c_char_p), ("init_scene", ctypes.c_void_p),
                 ("progress", _PROGRESS_FN),
                 ("progress_user", ctypes.c_void_p), ("progress_ms", _u32), ("profile", _bool),
@@ -627,6 +627,8 @@ class Trainer:
         init_ply, progress_ms, profile, refine_start, refine_every, refine_stop, reset_every,
         max_gaussians, isect_capacity, stream_images, identity_quats, selective_adam
                                                           as in splat_train_desc
+        eval_scale       None: 1; evaluate() renders each view at round(eval_scale x its size) against
+                         its image resampled to that size (splat_train_desc.eval_scale), in (0, 8]
         sh_degree        None: 3 (or what init_ply has); 0..3: that degree (0 is degree 0)
         background       None or "auto": white for images with alpha, else black; (r,g,b): that
                          colour; "random": a random colour every step
@@ -639,10 +641,10 @@ class Trainer:
 
     The dataset is loaded and the Gaussians initialised here."""
 
-    _OPTIONS = ("images_factor", "eval", "steps", "sh_degree", "background", "max_gaussians_per_tile", "rasterize_mode",
-                "strategy", "seed", "init_points", "init_ply", "progress", "progress_ms", "profile", "refine_start",
-                "refine_every", "refine_stop", "reset_every", "max_gaussians", "isect_capacity", "stream_images",
-                "identity_quats", "selective_adam")
+    _OPTIONS = ("images_factor", "eval", "eval_scale", "steps", "sh_degree", "background", "max_gaussians_per_tile",
+                "rasterize_mode", "strategy", "seed", "init_points", "init_ply", "progress", "progress_ms", "profile",
+                "refine_start", "refine_every", "refine_stop", "reset_every", "max_gaussians", "isect_capacity",
+                "stream_images", "identity_quats", "selective_adam")
 
     def __init__(self, data, ctx=None, **options):
         unknown = sorted(set(options) - set(self._OPTIONS))
@@ -660,6 +662,7 @@ class Trainer:
             setattr(d, name, v)
         for name in ("eval", "profile", "stream_images", "identity_quats", "selective_adam"):
             setattr(d, name, bool(o[name]))
+        d.eval_scale = float(o["eval_scale"] or 0)  # the library refuses what is out of range
         bg = o["background"]
         if isinstance(bg, str):
             if bg not in _BACKGROUND or bg == "color":

@@ -32,6 +32,10 @@ splat_status splat__train_options(const splat_train_desc *in, splat_train_desc *
     splat_status st = splat__render_options(&in->render, 3, &out->render, err);
     if (st != SPLAT_OK) return st;
     if (!out->images_factor) out->images_factor = 1;
+    if (out->eval_scale == 0) out->eval_scale = 1;
+    if (!(out->eval_scale > 0 && out->eval_scale <= SPLAT_EVAL_SCALE_MAX))
+        return splat__fail(err, SPLAT_ERR_INVALID_ARG, "evaluation: eval_scale %g is not a number above 0 and at most %g",
+                           (double)out->eval_scale, (double)SPLAT_EVAL_SCALE_MAX);
     if (!out->steps) out->steps = 30000;
     if (!out->init_points) out->init_points = 100000;
     if (!out->progress_ms) out->progress_ms = 250;

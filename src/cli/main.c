@@ -71,6 +71,21 @@ static bool parse_rgb(const char *s, float rgb[3])
     return true;
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* Parses evaluation's scale: a number above 0 and at most SPLAT_EVAL_SCALE_MAX (so not NaN). */
+static bool parse_scale(const char *s, float *out)
+{
+    if (!s || !*s) return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end || errno || !(v > 0 && v <= SPLAT_EVAL_SCALE_MAX) || (float)v == 0) return false;
+    *out = (float)v;
+    return true;
+}
+
 static void set_white(splat_train_desc *desc)
 {
     desc->background = SPLAT_BACKGROUND_COLOR;
@@ -250,11 +265,14 @@ static void bytes_text(uint64_t bytes, char *out, size_t size)
     else snprintf(out, size, "%.1f MiB", bytes / 1048576.0);
 }
 
+/* metrics.json; `scale` is evaluation's (splatc eval --scale), 0 where there is none to record. */
 static bool write_metrics(const char *path, const splat_eval_result *ev, const splat_train_progress *prog, uint32_t steps,
-                          uint32_t n_gaussians, double seconds, uint64_t peak, const char *device, splat_error *err)
+                          uint32_t n_gaussians, double seconds, uint64_t peak, const char *device, double scale,
+                          splat_error *err)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "device", device);
+    if (scale > 0) cJSON_AddNumberToObject(j, "scale", scale);
     cJSON_AddNumberToObject(j, "steps", steps);
     cJSON_AddNumberToObject(j, "train_seconds", seconds);
     cJSON_AddNumberToObject(j, "iters_per_sec", seconds > 0 ? steps / seconds : 0);
@@ -711,7 +729,7 @@ static int cmd_train(int argc, char **argv)
         uint64_t peak;
         splat_ctx_memory(ctx, NULL, &peak);
         snprintf(path, sizeof path, "%s/metrics.json", out);
-        if (!write_metrics(path, &ev, &g_last, steps - first_step, scene.count, seconds, peak, dev.name, &err)) st = SPLAT_ERR_IO;
+        if (!write_metrics(path, &ev, &g_last, steps - first_step, scene.count, seconds, peak, dev.name, 0, &err)) st = SPLAT_ERR_IO;
         log_line(&ui.log, steps, g_last.steps ? &g_last : NULL, &ev);
         char mem[32], masked_note[64] = "";
         bytes_text(peak, mem, sizeof mem);
@@ -1104,11 +1122,20 @@ static int cmd_eval(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: splatc eval SCENE DATA [--eval] [--images-factor N] [--antialiased] [-o DIR]\n\n"
+            printf("usage: splatc eval SCENE DATA [--eval] [--images-factor N] [--antialiased] [--scale S] [-o DIR]\n\n"
                    "Renders the held-out views of DATA from SCENE (any scene file splatc reads) and prints\n"
                    "PSNR and SSIM;\n"
                    "with -o, writes the renders and metrics.json there. It renders in the mode the scene\n"
-                   "was trained in (a PLY records it), or antialiased with --antialiased.\n\n%s", k_common_help);
+                   "was trained in (a PLY records it), or antialiased with --antialiased.\n\n"
+                   "  --scale S           render each view at S times its size (round(S w) x round(S h), the\n"
+                   "                      intrinsics scaled with it), against its image resampled to that\n"
+                   "                      size: area averaging below 1, bicubic (Keys, a = -0.5) above, on the\n"
+                   "                      8-bit sRGB values as stored (no conversion to linear light); images\n"
+                   "                      with alpha are composited on the background first. S in (0, %d],\n"
+                   "                      default 1 (no resampling). Mip-Splatting's multi-scale evaluation:\n"
+                   "                      how a scene trained at one resolution (--antialiased or not) holds\n"
+                   "                      up at others\n\n%s",
+                   SPLAT_EVAL_SCALE_MAX, k_common_help);
             return 0;
         }
         int r = common_option("eval", argc, argv, &i, &o);
@@ -1117,6 +1144,10 @@ static int cmd_eval(int argc, char **argv)
         if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && v) out = v, i++;
         else if (strcmp(a, "--images-factor") == 0) {
             if (!parse_u32(v, &desc.images_factor) || desc.images_factor == 0) return usage_error("eval", "--images-factor needs a positive number, got '%s'", v ? v : "");
+            i++;
+        } else if (strcmp(a, "--scale") == 0) {
+            if (!parse_scale(v, &desc.eval_scale))
+                return usage_error("eval", "--scale takes a number above 0 and at most " STR(SPLAT_EVAL_SCALE_MAX) ", got '%s'", v ? v : "");
             i++;
         } else if (strcmp(a, "--eval") == 0) desc.eval = true;
         else if (strcmp(a, "--white-background") == 0) set_white(&desc);
@@ -1152,6 +1183,7 @@ static int cmd_eval(int argc, char **argv)
     if (st == SPLAT_OK) st = splat_trainer_eval(t, out ? rdir : NULL, &ev, &err);
     if (st == SPLAT_OK) {
         printf("%u views: PSNR %.3f  SSIM %.4f  L1 %.4f", ev.n_views, ev.psnr, ev.ssim, ev.l1);
+        if (desc.eval_scale && desc.eval_scale != 1) printf("  (at scale %g)", (double)desc.eval_scale);
         if (ev.psnr_full != ev.psnr) printf("  (masks; every pixel: PSNR %.3f)", ev.psnr_full);
         printf("\n");
         if (out) {
@@ -1159,7 +1191,7 @@ static int cmd_eval(int argc, char **argv)
             snprintf(path, sizeof path, "%s/metrics.json", out);
             splat_device_info dev;
             splat_ctx_device(ctx, &dev);
-            if (!write_metrics(path, &ev, NULL, 0, 0, 0, 0, dev.name, &err)) st = SPLAT_ERR_IO;
+            if (!write_metrics(path, &ev, NULL, 0, 0, 0, 0, dev.name, desc.eval_scale ? desc.eval_scale : 1, &err)) st = SPLAT_ERR_IO;
         }
     }
     splat_trainer_free(t);

@@ -29,6 +29,30 @@ splat_status splat__image_save_png(const char *path, const splat_image *img, int
 splat_status splat__image_downsample(const splat_image *src, uint32_t factor, splat_image *dst, splat_error *err);
 void splat__image_free(splat_image *img);
 
+/* Resampling to any size (resample.c; evaluation at other scales, docs/TRAIN.md "Evaluation at
+ * other scales"). Each axis on its own, by how its size changes:
+ *   shrinks   area averaging: an output pixel is the mean of the input pixels its footprint
+ *             [i w / w2, (i + 1) w / w2) covers, each weighted by the length it covers (at half
+ *             size on an even size: the mean of 2 pixels, exactly)
+ *   grows     Keys' bicubic (a = -0.5) at the output pixel's centre, (i + 0.5) w / w2 - 0.5 in
+ *             input pixels; taps past the edge read the edge pixel
+ *   keeps     a copy
+ * in double precision, the results clamped to [0, 1]. Values are filtered as they are: for an
+ * image, its 8-bit sRGB-encoded values / 255, with no conversion to linear light.
+ *   src [h,w,channels], dst [h2,w2,channels] (the caller's); every size at least 1. */
+splat_status splat__resample(const float *src, uint32_t w, uint32_t h, uint32_t channels, float *dst, uint32_t w2,
+                             uint32_t h2, splat_error *err);
+/* `src` composited on `background` (colour x alpha + background x (1 - alpha), as training sees
+ * its images), resampled as above and rounded to 8 bits, into *dst (opaque, w x h; allocated here:
+ * splat__image_free). Compositing first makes the result the resampling of the image as seen,
+ * bicubic's overshoot at alpha edges included. */
+splat_status splat__image_resample(const splat_image *src, const float background[3], uint32_t w, uint32_t h,
+                                   splat_image *dst, splat_error *err);
+/* A mask ([h,w] bytes, nonzero counts) resampled as above to *out ([h2,w2] 0/1 bytes, allocated
+ * here; splat__free): a pixel counts where the result is at least 0.5. */
+splat_status splat__mask_resample(const uint8_t *mask, uint32_t w, uint32_t h, uint32_t w2, uint32_t h2, uint8_t **out,
+                                  splat_error *err);
+
 /* A growable memory buffer (what the JPEG encoder writes into): `data` [cap] from splat__realloc,
  * `size` bytes used. Zero-initialised is empty; free `data` with splat__free. */
 typedef struct splat_bytes {

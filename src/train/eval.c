@@ -1,8 +1,17 @@
 /* train: evaluation. Each held-out view goes through the iteration's recording without the
- * backward, in the ring's spare slot, and through the render layer's overflow-retry path. */
+ * backward, in the ring's spare slot, and through the render layer's overflow-retry path. At a
+ * scale other than 1 (desc.eval_scale) the view's camera is scaled, its image resampled to the
+ * scaled size (io/io.h), and the rest is the same path: the camera goes into the view table's
+ * evaluation entry at every scale, so that there is one path. */
 #include <stdio.h>
 
 #include "train/train.h"
+
+uint32_t splat__eval_size(uint32_t n, float scale)
+{
+    double v = round((double)scale * n);
+    return v < 1 ? 1 : (uint32_t)v;
+}
 
 static void record_eval(splat_cmd *c, void *user)
 {
@@ -42,11 +51,23 @@ static splat_status write_render(splat_trainer *t, uint32_t v, uint32_t w, uint3
 static splat_status eval_view(splat_trainer *t, uint32_t v, const char *render_dir, splat_eval_result *one,
                               splat_error *err)
 {
-    splat_image im = {0};
-    splat_status st = splat__images_stage_eval(&t->images, &t->ds, v, &im, err);
+    /* the camera at the scaled size, its intrinsics scaled by the new size over the old (exactly
+     * the scale asked for only when it gives whole pixels) */
+    splat_camera cam = t->ds.views[v].camera;
+    uint32_t w = splat__eval_size(cam.width, t->desc.eval_scale), h = splat__eval_size(cam.height, t->desc.eval_scale);
+    double sx = (double)w / cam.width, sy = (double)h / cam.height;
+    cam.fx = (float)(cam.fx * sx), cam.cx = (float)(cam.cx * sx);
+    cam.fy = (float)(cam.fy * sy), cam.cy = (float)(cam.cy * sy);
+    cam.width = w, cam.height = h;
+    uint32_t n_pixels = 0, n_centres = 0;
+    splat_status st = splat__images_stage_eval(&t->images, &t->ds, v, w, h, t->background, &n_pixels, &n_centres, err);
+    if (st == SPLAT_OK) st = splat__images_set_eval_camera(t->env.gpu, &t->images, &cam, err);
     if (st != SPLAT_OK) return st;
-    splat__train_fill_slot(t, SPLAT_TRAIN_RING, t->step, v, false,
-                           (splat_train_slot *)t->ring.slots.map + SPLAT_TRAIN_RING);
+    splat_train_slot *slot = (splat_train_slot *)t->ring.slots.map + SPLAT_TRAIN_RING;
+    splat__train_fill_slot(t, SPLAT_TRAIN_RING, t->step, v, false, slot);
+    slot->view = t->images.n_views; /* the evaluation entry: frame_setup takes the scaled camera from it */
+    slot->n_pixels = n_pixels;
+    slot->n_centres = n_centres;
     const splat_train_report *rep =
         (const splat_train_report *)((const char *)t->ring.reports.map + SPLAT_TRAIN_RING * t->ring.report_stride);
     st = splat__render_run(t->env.stream, t->env.renderer, &t->rb,
@@ -56,10 +77,9 @@ static splat_status eval_view(splat_trainer *t, uint32_t v, const char *render_d
         one->psnr = splat__psnr(rep->sq_sum, rep->n_values);
         one->ssim = rep->n_ssim ? rep->ssim_sum / rep->n_ssim : 1.0;
         one->l1 = rep->n_values ? rep->l1_sum / rep->n_values : 0;
-        one->psnr_full = splat__psnr(rep->sq_full_sum, (double)im.width * im.height * 3.0);
+        one->psnr_full = splat__psnr(rep->sq_full_sum, (double)w * h * 3.0);
     }
-    if (st == SPLAT_OK && render_dir) st = write_render(t, v, im.width, im.height, render_dir, err);
-    splat__image_free(&im);
+    if (st == SPLAT_OK && render_dir) st = write_render(t, v, w, h, render_dir, err);
     return st;
 }
 

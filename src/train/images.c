@@ -29,12 +29,22 @@ splat_status splat__images_load(const splat_dataset *ds, uint32_t v, splat_image
     return splat__view_image_load(&ds->views[v], out, err);
 }
 
+static splat_train_view gpu_view(const splat_camera *c)
+{
+    splat_train_view v = {.cam = {.fx = c->fx, .fy = c->fy, .cx = c->cx, .cy = c->cy, .width = c->width, .height = c->height}};
+    memcpy(v.cam.R, c->R, sizeof c->R);
+    memcpy(v.cam.t, c->t, sizeof c->t);
+    return v;
+}
+
 splat_status splat__images_init(splat_gpu *g, splat_image_store *s, const splat_dataset *ds, const uint32_t *train_views,
-                                uint32_t n_train, uint32_t max_w, uint32_t max_h, bool stream, splat_error *err)
+                                uint32_t n_train, uint32_t max_w, uint32_t max_h, uint32_t eval_w, uint32_t eval_h,
+                                bool stream, splat_error *err)
 {
     memset(s, 0, sizeof *s);
     uint64_t total = 0;
-    splat_train_view *views = splat__calloc(ds->n_views, sizeof *views);
+    /* the dataset's views, and evaluation's (splat__images_set_eval_camera) */
+    splat_train_view *views = splat__calloc(ds->n_views + 1, sizeof *views);
     s->host = splat__calloc(ds->n_views, sizeof *s->host);
     s->host_mask = splat__calloc(ds->n_views, sizeof *s->host_mask);
     s->offset = splat__calloc(ds->n_views, sizeof *s->offset);
@@ -60,22 +70,19 @@ splat_status splat__images_init(splat_gpu *g, splat_image_store *s, const splat_
     s->streamed = stream || total > g->info.max_storage_range || total > g->info.device_local_heap / 3;
     uint64_t offset = 0;
     for (uint32_t v = 0; v < ds->n_views && st == SPLAT_OK; v++) {
-        const splat_camera *c = &ds->views[v].camera;
-        views[v].cam = (splat_gpu_camera){.fx = c->fx, .fy = c->fy, .cx = c->cx, .cy = c->cy,
-                                          .width = c->width, .height = c->height};
-        memcpy(views[v].cam.R, c->R, sizeof c->R);
-        memcpy(views[v].cam.t, c->t, sizeof c->t);
+        views[v] = gpu_view(&ds->views[v].camera);
         if (!s->streamed && s->host[v].rgba) {
             s->offset[v] = (uint32_t)(offset / 4);
             offset += (uint64_t)s->host[v].width * s->host[v].height * 4;
         }
     }
-    if (st == SPLAT_OK) st = splat__buf_init(g, &s->views, "train.views", ds->n_views * sizeof *views, SPLAT_MEM_DEVICE, err);
-    if (st == SPLAT_OK) st = splat__buf_upload(g, &s->views, 0, views, ds->n_views * sizeof *views, err);
+    uint64_t view_bytes = (ds->n_views + 1) * sizeof *views;
+    if (st == SPLAT_OK) st = splat__buf_init(g, &s->views, "train.views", view_bytes, SPLAT_MEM_DEVICE, err);
+    if (st == SPLAT_OK) st = splat__buf_upload(g, &s->views, 0, views, view_bytes, err);
     splat__free(views);
-    uint64_t slot_bytes = (uint64_t)max_w * max_h * 4;
     for (int k = 0; k <= SPLAT_TRAIN_RING && st == SPLAT_OK; k++)
         if (s->streamed || k == SPLAT_TRAIN_RING) {
+            uint64_t slot_bytes = k == SPLAT_TRAIN_RING ? (uint64_t)eval_w * eval_h * 4 : (uint64_t)max_w * max_h * 4;
             st = splat__buf_init(g, &s->slot_images[k], "train.slot_image", slot_bytes, SPLAT_MEM_UPLOAD, err);
             if (st == SPLAT_OK && s->masked)
                 st = splat__buf_init(g, &s->slot_masks[k], "train.slot_mask", slot_bytes / 4 + 4, SPLAT_MEM_UPLOAD, err);
@@ -141,19 +148,35 @@ void splat__images_stage(splat_image_store *s, uint32_t slot, uint32_t view)
     if (s->masked) copy_mask(&s->slot_masks[slot], 0, s->host_mask[view], (size_t)im->width * im->height);
 }
 
-splat_status splat__images_stage_eval(splat_image_store *s, const splat_dataset *ds, uint32_t v, splat_image *im,
-                                      splat_error *err)
+splat_status splat__images_stage_eval(splat_image_store *s, const splat_dataset *ds, uint32_t v, uint32_t w, uint32_t h,
+                                      const float background[3], uint32_t *n_pixels, uint32_t *n_centres, splat_error *err)
 {
-    splat_status st = splat__images_load(ds, v, im, err);
-    if (st != SPLAT_OK) return st;
-    memcpy(s->slot_images[SPLAT_TRAIN_RING].map, im->rgba, (size_t)im->width * im->height * 4);
-    if (!s->masked) return SPLAT_OK;
-    uint8_t *mask = NULL;
-    st = splat__view_mask_load(&ds->views[v], &mask, err);
-    if (st == SPLAT_OK) {
-        copy_mask(&s->slot_masks[SPLAT_TRAIN_RING], 0, mask, (size_t)im->width * im->height);
-        count_mask(mask, im->width, im->height, &s->n_pixels[v], &s->n_centres[v]);
+    splat_image full = {0}, sized = {0};
+    uint8_t *mask = NULL, *full_mask = NULL;
+    splat_status st = splat__images_load(ds, v, &full, err);
+    if (st == SPLAT_OK && s->masked) st = splat__view_mask_load(&ds->views[v], &full_mask, err);
+    bool same = st == SPLAT_OK && full.width == w && full.height == h;
+    if (same) {
+        sized = full, full = (splat_image){0};
+        mask = full_mask, full_mask = NULL;
+    } else if (st == SPLAT_OK) {
+        st = splat__image_resample(&full, background, w, h, &sized, err);
+        if (st == SPLAT_OK && s->masked) st = splat__mask_resample(full_mask, full.width, full.height, w, h, &mask, err);
     }
+    if (st == SPLAT_OK) {
+        memcpy(s->slot_images[SPLAT_TRAIN_RING].map, sized.rgba, (size_t)w * h * 4);
+        if (s->masked) copy_mask(&s->slot_masks[SPLAT_TRAIN_RING], 0, mask, (size_t)w * h);
+        count_mask(mask, w, h, n_pixels, n_centres);
+    }
+    splat__image_free(&full);
+    splat__image_free(&sized);
+    splat__free(full_mask);
     splat__free(mask);
     return st;
+}
+
+splat_status splat__images_set_eval_camera(splat_gpu *g, splat_image_store *s, const splat_camera *cam, splat_error *err)
+{
+    splat_train_view view = gpu_view(cam);
+    return splat__buf_upload(g, &s->views, (uint64_t)s->n_views * sizeof view, &view, sizeof view, err);
 }

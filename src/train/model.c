@@ -35,7 +35,7 @@ splat_status splat__model_set(splat_trainer *t, const splat_scene *scene, splat_
         uint32_t isect = t->rb.isect_capacity ? t->rb.isect_capacity
                          : t->desc.isect_capacity ? t->desc.isect_capacity : cap * 8;
         splat__render_bufs_free(g, &t->rb);
-        st = splat__render_bufs_init(g, t->env.renderer, &t->rb, cap, isect, t->max_w, t->max_h, err);
+        st = splat__render_bufs_init(g, t->env.renderer, &t->rb, cap, isect, t->room_w, t->room_h, err);
         if (st != SPLAT_OK) return st;
     }
     splat_cmd *c = splat__stream_cmd(t->env.stream);
@@ -58,7 +58,7 @@ splat_status splat__model_fit(splat_trainer *t, splat_error *err)
     if (st == SPLAT_OK && t->rb.capacity < cap) {
         uint32_t isect = t->rb.isect_capacity;
         splat__render_bufs_free(g, &t->rb);
-        st = splat__render_bufs_init(g, t->env.renderer, &t->rb, cap + cap / 4, isect, t->max_w, t->max_h, err);
+        st = splat__render_bufs_init(g, t->env.renderer, &t->rb, cap + cap / 4, isect, t->room_w, t->room_h, err);
     }
     return st;
 }

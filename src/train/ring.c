@@ -31,8 +31,8 @@ void splat__train_record(splat_trainer *t, splat_cmd *c, uint32_t slot, bool bac
         .gate = SPLAT_VIEW(rb->gate),
         .report = SPLAT_VIEW_AT(t->ring.reports, slot * t->ring.report_stride, sizeof(splat_train_report)),
         .slot = slot,
-        .width = t->max_w,
-        .height = t->max_h,
+        .width = slot == SPLAT_TRAIN_RING ? t->room_w : t->max_w,
+        .height = slot == SPLAT_TRAIN_RING ? t->room_h : t->max_h,
         .backward = backward,
     });
     splat__cmd_barrier(c);

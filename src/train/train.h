@@ -121,10 +121,12 @@ typedef struct splat_image_store {
     uint32_t n_views;
 } splat_image_store;
 
-/* Loads the training views' images and uploads the view table; resident when they fit one binding
- * and a third of the device, or else (or with `stream`) streamed. */
+/* Loads the training views' images and uploads the view table (the dataset's views, then one
+ * for evaluation); resident when they fit one binding and a third of the device, or else (or with
+ * `stream`) streamed. Streamed slots hold max_w x max_h, the evaluation slot eval_w x eval_h. */
 splat_status splat__images_init(splat_gpu *g, splat_image_store *s, const splat_dataset *ds, const uint32_t *train_views,
-                                uint32_t n_train, uint32_t max_w, uint32_t max_h, bool stream, splat_error *err);
+                                uint32_t n_train, uint32_t max_w, uint32_t max_h, uint32_t eval_w, uint32_t eval_h,
+                                bool stream, splat_error *err);
 void splat__images_free(splat_gpu *g, splat_image_store *s);
 /* A view's image from disk, downsampled as its view says and checked against its camera. */
 splat_status splat__images_load(const splat_dataset *ds, uint32_t v, splat_image *out, splat_error *err);
@@ -135,9 +137,15 @@ const splat_buf *splat__images_pixels(const splat_image_store *s, uint32_t slot)
 const splat_buf *splat__images_masks(const splat_image_store *s, uint32_t slot);
 uint32_t splat__images_offset(const splat_image_store *s, uint32_t slot, uint32_t view);
 void splat__images_stage(splat_image_store *s, uint32_t slot, uint32_t view);
-/* Evaluation: view v's image and mask into the evaluation slot (SPLAT_TRAIN_RING), its counts set. */
-splat_status splat__images_stage_eval(splat_image_store *s, const splat_dataset *ds, uint32_t v, splat_image *im,
+/* Evaluation: view v's image and mask at w x h into the evaluation slot (SPLAT_TRAIN_RING); when
+ * that is not their size, resampled to it (io/io.h: the image composited on `background` first, as
+ * the loss would composite it). *n_pixels and *n_centres receive their counts for the slot. */
+splat_status splat__images_stage_eval(splat_image_store *s, const splat_dataset *ds, uint32_t v, uint32_t w, uint32_t h,
+                                      const float background[3], uint32_t *n_pixels, uint32_t *n_centres,
                                       splat_error *err);
+/* Writes the camera evaluation renders with into the view table's last entry, view s->n_views (the
+ * device must not be using the table). */
+splat_status splat__images_set_eval_camera(splat_gpu *g, splat_image_store *s, const splat_camera *cam, splat_error *err);
 
 /* model.c: what the optimizer owns. */
 typedef struct splat_model {
@@ -215,7 +223,10 @@ struct splat_trainer {
     double scene_centre[3];  /* the training cameras' mean centre */
     uint32_t steps, step, sh_max;
     float background[3];                      /* the resolved background (AUTO and evaluation) */
-    uint32_t max_w, max_h;
+    uint32_t max_w, max_h;                    /* the largest training or test image */
+    uint32_t room_w, room_h;                  /* the largest image the render buffers, the loss scratch and
+                                                 the evaluation slot hold: max_w x max_h, or more for an
+                                                 evaluation at a scale above 1 (desc.eval_scale) */
 
     splat_image_store images;
     splat_model model;
@@ -297,6 +308,10 @@ void splat__train_set_tap(splat_trainer *t, splat_train_tap *tap);
 splat_status splat__train_serve_tap(splat_trainer *t, splat_error *err);
 
 /* eval.c */
+/* The side evaluation renders a side of `n` pixels at: round(scale n) (halves up), at least 1. */
+uint32_t splat__eval_size(uint32_t n, float scale);
+/* Every test view (every training view without any) at desc.eval_scale: the view's camera scaled
+ * to its evaluation size, against its image (and mask) resampled to that size. */
 splat_status splat__train_eval(splat_trainer *t, const char *render_dir, splat_eval_result *res, splat_error *err);
 
 #endif

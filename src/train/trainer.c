@@ -105,6 +105,22 @@ static splat_status split_views(splat_trainer *t, splat_error *err)
     return SPLAT_OK;
 }
 
+/* The largest image the buffers hold: the largest view, or more for evaluation at a scale above
+ * 1, refused here when its SSIM maps (the largest image-sized buffer) would not fit one binding. */
+static splat_status eval_room(splat_trainer *t, splat_error *err)
+{
+    t->room_w = SPLAT_MAX(t->max_w, splat__eval_size(t->max_w, t->desc.eval_scale));
+    t->room_h = SPLAT_MAX(t->max_h, splat__eval_size(t->max_h, t->desc.eval_scale));
+    uint64_t bytes = (uint64_t)t->room_w * t->room_h * 48, most = t->env.gpu->info.max_storage_range;
+    if ((t->room_w > t->max_w || t->room_h > t->max_h) && bytes > most)
+        return splat__fail(err, SPLAT_ERR_LIMIT,
+                           "evaluation at scale %g: a %ux%u image needs %.0f MiB of SSIM maps in one storage binding, "
+                           "%s allows %.0f MiB (maxStorageBufferRange); evaluate at a smaller scale",
+                           (double)t->desc.eval_scale, t->room_w, t->room_h, bytes / 1048576.0, t->env.gpu->info.name,
+                           most / 1048576.0);
+    return SPLAT_OK;
+}
+
 splat_status splat__trainer_init(splat_trainer **out, const splat_train_env *env, const splat_train_desc *desc,
                                  splat_error *err)
 {
@@ -125,6 +141,7 @@ splat_status splat__trainer_init(splat_trainer **out, const splat_train_env *env
         st = splat__dataset_load(&dd, &t->ds, err);
     }
     if (st == SPLAT_OK) st = split_views(t, err);
+    if (st == SPLAT_OK) st = eval_room(t, err);
     if (st != SPLAT_OK) goto fail;
     t->scene_scale = scene_scale(t, t->scene_centre);
     /* the background: white where the images carry alpha to composite (NeRF-synthetic), unless a
@@ -136,19 +153,19 @@ splat_status splat__trainer_init(splat_trainer **out, const splat_train_env *env
     st = init_gaussians(t, &scene, err);
     if (st == SPLAT_OK && !desc->init_ply && !desc->init_scene && t->strategy->prepare) t->strategy->prepare(&scene);
     if (st == SPLAT_OK)
-        st = splat__images_init(g, &t->images, &t->ds, t->train_views, t->n_train, t->max_w, t->max_h, desc->stream_images,
-                                err);
+        st = splat__images_init(g, &t->images, &t->ds, t->train_views, t->n_train, t->max_w, t->max_h, t->room_w,
+                                t->room_h, desc->stream_images, err);
     if (st != SPLAT_OK) goto fail;
     splat_ring *ring = &t->ring;
     ring->report_stride = SPLAT_MAX((uint64_t)sizeof(splat_train_report), g->info.storage_align);
-    uint64_t px = (uint64_t)t->max_w * t->max_h;
+    uint64_t px = (uint64_t)t->room_w * t->room_h;
     st = splat__buf_init(g, &ring->slots, "train.slots", (SPLAT_TRAIN_RING + 1) * sizeof(splat_train_slot), SPLAT_MEM_UPLOAD, err);
     if (st == SPLAT_OK)
         st = splat__buf_init(g, &ring->reports, "train.reports", (SPLAT_TRAIN_RING + 1) * ring->report_stride,
                              SPLAT_MEM_READBACK, err);
     if (st == SPLAT_OK) st = splat__buf_init(g, &t->maps, "train.ssim_maps", px * 48, SPLAT_MEM_DEVICE, err);
     if (st == SPLAT_OK)
-        st = splat__buf_init(g, &t->parts, "train.loss_parts", (uint64_t)splat__loss_groups(t->max_w, t->max_h) * 16,
+        st = splat__buf_init(g, &t->parts, "train.loss_parts", (uint64_t)splat__loss_groups(t->room_w, t->room_h) * 16,
                              SPLAT_MEM_DEVICE, err);
     if (st == SPLAT_OK) st = splat__train_pipes_init(g, &t->pipes, err);
     if (st == SPLAT_OK) st = t->strategy->init(&t->strategy_state, g, err);

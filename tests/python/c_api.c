@@ -52,6 +52,7 @@ static int layout(void)
         FIELD(splat_train_progress, iters_per_sec), FIELD(splat_train_progress, eta_sec),
         FIELD(splat_train_progress, isect_padded);
     SIZE(splat_train_desc), FIELD(splat_train_desc, data), FIELD(splat_train_desc, images_factor), FIELD(splat_train_desc, eval),
+        FIELD(splat_train_desc, eval_scale),
         FIELD(splat_train_desc, steps), FIELD(splat_train_desc, render), FIELD(splat_train_desc, background),
         FIELD(splat_train_desc, strategy), FIELD(splat_train_desc, seed), FIELD(splat_train_desc, init_points),
         FIELD(splat_train_desc, identity_quats), FIELD(splat_train_desc, init_ply), FIELD(splat_train_desc, init_scene), FIELD(splat_train_desc, progress), FIELD(splat_train_desc, progress_user),
@@ -133,6 +134,7 @@ static bool set_option(splat_train_desc *d, const char *kv)
         U32(max_gaussians) U32(isect_capacity)
 #undef U32
     if (strncmp(kv, "seed=", 5) == 0) return d->seed = u, true;
+    if (strncmp(kv, "eval_scale=", 11) == 0) return d->eval_scale = strtof(v, NULL), true;
     if (strncmp(kv, "eval=", 5) == 0) return d->eval = u != 0, true;
     if (strncmp(kv, "stream_images=", 14) == 0) return d->stream_images = u != 0, true;
     if (strncmp(kv, "identity_quats=", 15) == 0) return d->identity_quats = u != 0, true;

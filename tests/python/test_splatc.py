@@ -7,6 +7,7 @@ libsplatc.so), SPLATC_CLI (the splatc tool), SPLATC_C_API (tests/python/c_api.c 
 same libsplatc.so), SPLATC_EXAMPLES (python/examples). Each case draws fresh random inputs from a
 seed it prints; SPLAT_SEED=<n> replays it. A case fails with an exception and exit status 1.
 """
+import json
 import os
 import re
 import shutil
@@ -185,6 +186,18 @@ def case_train_vs_cli():
     ev = t.evaluate()
     check(ev["n_views"] == 1 and np.isfinite(ev["psnr"]), f"evaluate: {ev}")
     t.close()
+    # eval_scale reaches the library: the scene evaluated at a scale, as `splatc eval --scale` does
+    scale = float(RNG.choice([0.5, 1.375, 2]))
+    rc, _ = run(CLI, "eval", f"{tmp}/out/point_cloud.ply", data, "--eval", "--images-factor", 2, "--scale", scale,
+                "-o", f"{tmp}/ev", "-q")
+    check(rc == 0, "splatc eval --scale failed")
+    with open(f"{tmp}/ev/metrics.json") as f:
+        cli_ev = json.load(f)
+    t = splatc.Trainer(data, init_ply=f"{tmp}/out/point_cloud.ply", eval=True, images_factor=2, eval_scale=scale)
+    ev = t.evaluate()
+    t.close()
+    check(cli_ev["scale"] == scale and ev["psnr"] == cli_ev["psnr"],
+          f"eval_scale {scale}: PSNR {ev['psnr']}, the CLI's {cli_ev['psnr']} at scale {cli_ev['scale']}")
     shutil.rmtree(tmp)
 
 
