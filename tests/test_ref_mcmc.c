@@ -271,8 +271,8 @@ SPLAT_TEST(ref_mcmc_noise)
     for (int k = 0; k < 3; k++)
         T_CHECK(fabs(s.means[6 + k] - s2[k] * g2 * z[k]) <= 1e-6 * fabs(s2[k] * g2 * z[k]) + 1e-45, "opaque, axis %d", k);
     double lr = 1.6e-4 * 2.5 * pow(0.01, 101.0 / 1000);
-    T_CHECK(fabs(splat__ref_mcmc_noise_scale(2.5, 100, 1000) - lr * 5e5) < 1e-12 * lr * 5e5, "noise scale %.12g, want %.12g",
-            splat__ref_mcmc_noise_scale(2.5, 100, 1000), lr * 5e5);
+    T_CHECK(fabs(splat__ref_mcmc_noise_scale(2.5, 1.0, 100, 1000) - lr * 5e5) < 1e-12 * lr * 5e5, "noise scale %.12g, want %.12g",
+            splat__ref_mcmc_noise_scale(2.5, 1.0, 100, 1000), lr * 5e5);
     splat_scene_free(&s);
 }
 

@@ -305,9 +305,9 @@ SPLAT_TEST(train_mcmc_refine_vs_ref)
 
     /* with the step's noise: after the adding, on every row, of seed run_seed ^ step */
     splat_scene noisy, noisym;
-    double scene_scale = t_uniform(0.5, 10);
+    double scene_scale = t_uniform(0.5, 10), world_unit = t_uniform(0.2, 5);
     T_REQUIRE(upload(f.g, &p, &m, &s, &mom));
-    job.params = &p, job.moments = &m, job.noise_scale = (float)splat__ref_mcmc_noise_scale(scene_scale, step, 30000);
+    job.params = &p, job.moments = &m, job.noise_scale = (float)splat__ref_mcmc_noise_scale(scene_scale, world_unit, step, 30000);
     T_OK(splat__mcmc_refine(&job, &res, &err), &err);
     T_REQUIRE(download(f.g, &p, &m, res.count, &noisy, &noisym));
     double moved, worst = noise_error(&noisy, &got, run_seed ^ step, job.noise_scale, &moved);
@@ -324,7 +324,7 @@ SPLAT_TEST(train_mcmc_refine_vs_ref)
     T_REQUIRE(upload(f.g, &model.params, &model.moments, &s, &mom));
     splat_train_desc desc = {.steps = 30000, .seed = run_seed, .max_gaussians = cap};
     splat_strategy_ctx ctx = {.gpu = f.g, .stream = &f.s, .sorter = &f.sorter, .model = &model, .desc = &desc,
-                              .scene_scale = scene_scale};
+                              .scene_scale = scene_scale, .world_unit = world_unit};
     bool resized = false;
     T_OK(splat__strategy_mcmc.run(st, &ctx, step, &resized, &err), &err);
     splat_scene viaop, viaopm;
@@ -377,7 +377,7 @@ SPLAT_TEST(train_mcmc_noise_vs_ref)
     if (!mfix_init(&f)) goto done;
     splat_error err = {0};
     uint32_t n = rand_u32(500, 3000), step = rand_u32(0, 29999), run_seed = (uint32_t)splat__rng_u64(splat_test_rng());
-    float scale = (float)splat__ref_mcmc_noise_scale(t_uniform(0.5, 10), step, 30000);
+    float scale = (float)splat__ref_mcmc_noise_scale(t_uniform(0.5, 10), 1.0, step, 30000);
     splat_scene s, mom, got, gotm;
     T_REQUIRE(random_model(&s, &mom, n, 0));
     for (uint32_t i = 0; i < n; i++) s.opacities[i] = (float)t_uniform(-8, 4);
@@ -577,13 +577,20 @@ SPLAT_TEST(train_mcmc_schedule)
                 t->desc.max_gaussians == 1000000 && t->steps == 30000,
             "schedule %u %u %u, cap %u, %u steps", t->desc.refine_start, t->desc.refine_every, t->desc.refine_stop,
             t->desc.max_gaussians, t->steps);
+    /* the demo is a COLMAP capture: its noise is in gsplat's unit, the cameras' focus distance */
+    splat_camera *cams = malloc(sizeof *cams * t->ds.n_views);
+    for (uint32_t v = 0; v < t->ds.n_views; v++) cams[v] = t->ds.views[v].camera;
+    double unit = splat__focus_distance(cams, t->ds.n_views);
+    free(cams);
+    T_CHECK(t->ds.kind == SPLAT_DATASET_COLMAP && t->world_unit == unit && unit != 1.0, "world unit %g, want %g",
+            t->world_unit, unit);
     uint32_t bad = 0, refines = 0;
     for (uint32_t s = 0; s < t->steps; s++) {
         splat_train_slot slot, eval;
         splat__train_fill_slot(t, 0, s, splat__train_view_of_step(t, s), true, &slot);
         splat__train_fill_slot(t, SPLAT_TRAIN_RING, s, 0, false, &eval);
         bool refine = splat__ref_refine_due(s) || (s >= SPLAT_REF_REFINE_STOP && s < SPLAT_REF_MCMC_REFINE_STOP && s % 100 == 0);
-        double want = refine ? 0 : splat__ref_mcmc_noise_scale(t->scene_scale, s, t->steps);
+        double want = refine ? 0 : splat__ref_mcmc_noise_scale(t->scene_scale, t->world_unit, s, t->steps);
         refines += refine;
         bool ok = fabs(slot.noise_scale - want) <= 1e-6 * want && eval.noise_scale == 0;
         if (!ok && bad++ < 3) printf("  step %u: noise scale %.9g, want %.9g (evaluation %g)\n", s, slot.noise_scale, want, eval.noise_scale);

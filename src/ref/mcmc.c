@@ -229,9 +229,9 @@ void splat__ref_mcmc_out_free(splat_ref_mcmc_out *out)
 
 /* ------------------------------------------------------------------ noise, regularisers */
 
-double splat__ref_mcmc_noise_scale(double scene_scale, uint32_t step, uint32_t max_steps)
+double splat__ref_mcmc_noise_scale(double scene_scale, double world_unit, uint32_t step, uint32_t max_steps)
 {
-    return splat__ref_means_lr(scene_scale, step + 1, max_steps) * SPLAT_REF_MCMC_NOISE_LR;
+    return splat__ref_means_lr(scene_scale, step + 1, max_steps) * SPLAT_REF_MCMC_NOISE_LR / (world_unit * world_unit);
 }
 
 void splat__ref_mcmc_noise(splat_scene *s, uint32_t seed, double noise_scale)

@@ -208,8 +208,10 @@ splat_status splat__ref_mcmc_refine(const splat_scene *in, uint32_t step, uint32
 void splat__ref_mcmc_out_free(splat_ref_mcmc_out *out);
 
 /* The means' learning rate after step `step`'s scheduler step, times NOISE_LR: the scale of step
- * `step`'s noise (gsplat passes get_last_lr() after scheduler.step()). */
-double splat__ref_mcmc_noise_scale(double scene_scale, uint32_t step, uint32_t max_steps);
+ * `step`'s noise (gsplat passes get_last_lr() after scheduler.step()), in gsplat's normalised
+ * world; divided by world_unit^2 for a world whose unit is 1 / world_unit of gsplat's (the noise
+ * is a covariance times a learning rate: it scales as a length cubed). */
+double splat__ref_mcmc_noise_scale(double scene_scale, double world_unit, uint32_t step, uint32_t max_steps);
 /* The position noise of a step, in place on rows [0, count): mean += Sigma (w z), Sigma = R
  * diag(exp(2 log_scale)) R^T (R of the normalised quaternion), w = sigmoid(-K (opacity - T))
  * noise_scale, z = the first three normals of splat__ref_split_normals(seed, i) (seed = run_seed ^

@@ -264,7 +264,7 @@ static splat_status run_strategy(splat_trainer *t, uint32_t s, splat_error *err)
 {
     splat_strategy_ctx ctx = {
         .gpu = t->env.gpu, .stream = t->env.stream, .sorter = &t->env.renderer->sorter, .model = &t->model,
-        .rb = &t->rb, .desc = &t->desc, .scene_scale = t->scene_scale,
+        .rb = &t->rb, .desc = &t->desc, .scene_scale = t->scene_scale, .world_unit = t->world_unit,
     };
     bool resized = false;
     splat_status st = t->strategy->run(t->strategy_state, &ctx, s, &resized, err);

@@ -87,5 +87,5 @@ void splat__train_fill_slot(const splat_trainer *t, uint32_t slot, uint32_t step
     double tt = (double)step + 1.0;
     s->bias1 = (float)(1.0 - pow(SPLAT_ADAM_B1, tt));
     s->bias2 = (float)sqrt(1.0 - pow(SPLAT_ADAM_B2, tt));
-    if (training && t->strategy->fill_slot) t->strategy->fill_slot(&t->desc, t->scene_scale, step, s);
+    if (training && t->strategy->fill_slot) t->strategy->fill_slot(&t->desc, t->scene_scale, t->world_unit, step, s);
 }

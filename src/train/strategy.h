@@ -33,6 +33,7 @@ typedef struct splat_strategy_ctx {
     splat_render_bufs *rb;           /* stats: what the backward accumulated since the last run */
     const splat_train_desc *desc;    /* resolved: the schedule, the seed */
     double scene_scale;
+    double world_unit;               /* gsplat's world unit in this world's units (train.h) */
 } splat_strategy_ctx;
 
 struct splat_strategy_ops {
@@ -51,7 +52,8 @@ struct splat_strategy_ops {
      * scales. */
     void (*prepare)(splat_scene *scene);
     /* Optional. The strategy's fields of the ring slot of training step `step` (noise_scale). */
-    void (*fill_slot)(const splat_train_desc *desc, double scene_scale, uint32_t step, splat_train_slot *slot);
+    void (*fill_slot)(const splat_train_desc *desc, double scene_scale, double world_unit, uint32_t step,
+                      splat_train_slot *slot);
     /* Optional. GPU work of every training iteration, recorded by splat__train_record: before Adam,
      * the gradients complete (a regulariser's), and after it (a noise). */
     void (*record)(splat_strategy_state *s, splat_cmd *c, const splat_strategy_rec *r, bool after_adam);
@@ -173,6 +175,6 @@ void splat__mcmc_relocate_record(splat_cmd *c, const splat_mcmc_pipes *p, splat_
 void splat__mcmc_noise_record(splat_cmd *c, const splat_mcmc_pipes *p, const splat_scene_gpu *params, uint32_t n,
                               uint32_t seed, uint32_t step, float noise_scale);
 /* The noise scale of step `step` (the means' learning rate after it, x 5e5). */
-double splat__mcmc_noise_scale(double scene_scale, uint32_t step, uint32_t steps);
+double splat__mcmc_noise_scale(double scene_scale, double world_unit, uint32_t step, uint32_t steps);
 
 #endif

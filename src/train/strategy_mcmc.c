@@ -142,10 +142,12 @@ void splat__mcmc_noise_record(splat_cmd *c, const splat_mcmc_pipes *p, const spl
     splat__cmd_dispatch_1d(c, &p->noise, v, MCMC_NOISE_BINDINGS, &pc, sizeof pc, n);
 }
 
-double splat__mcmc_noise_scale(double scene_scale, uint32_t step, uint32_t steps)
+/* gsplat's noise is a covariance times a learning rate, units cubed where a position needs units:
+ * it is gsplat's only in gsplat's world unit, hence the division by that unit squared. */
+double splat__mcmc_noise_scale(double scene_scale, double world_unit, uint32_t step, uint32_t steps)
 {
     const splat_group_info *means = &splat__groups[SPLAT_GROUP_MEANS];
-    return means->lr_head * scene_scale * pow(0.01, (double)(step + 1) / (double)steps) * 5e5;
+    return means->lr_head * scene_scale * pow(0.01, (double)(step + 1) / (double)steps) * 5e5 / (world_unit * world_unit);
 }
 
 /* The sampling of one phase: weights, their scan (and the dead's, in the relocation), samples. */
@@ -300,9 +302,10 @@ static void destroy(splat_strategy_state *s, splat_gpu *g)
 }
 
 /* A refine step's noise comes after the refine (gsplat's order), so its slot carries none. */
-static void fill_slot(const splat_train_desc *d, double scene_scale, uint32_t step, splat_train_slot *slot)
+static void fill_slot(const splat_train_desc *d, double scene_scale, double world_unit, uint32_t step,
+                      splat_train_slot *slot)
 {
-    slot->noise_scale = due(d, step) ? 0.0f : (float)splat__mcmc_noise_scale(scene_scale, step, d->steps);
+    slot->noise_scale = due(d, step) ? 0.0f : (float)splat__mcmc_noise_scale(scene_scale, world_unit, step, d->steps);
 }
 
 static splat_status run(splat_strategy_state *s, const splat_strategy_ctx *ctx, uint32_t step, bool *resized,
@@ -313,7 +316,7 @@ static splat_status run(splat_strategy_state *s, const splat_strategy_ctx *ctx, 
     splat_mcmc_job job = {
         .gpu = ctx->gpu, .stream = ctx->stream, .sorter = ctx->sorter, .pipes = &s->pipes, .bufs = &s->bufs,
         .params = &m->params, .moments = &m->moments, .count = m->count, .cap = d->max_gaussians,
-        .seed = (uint32_t)d->seed ^ step, .noise_scale = (float)splat__mcmc_noise_scale(ctx->scene_scale, step, d->steps),
+        .seed = (uint32_t)d->seed ^ step, .noise_scale = (float)splat__mcmc_noise_scale(ctx->scene_scale, ctx->world_unit, step, d->steps),
     };
     splat_mcmc_result res;
     splat_status st = splat__mcmc_refine(&job, &res, err);

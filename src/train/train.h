@@ -221,6 +221,8 @@ struct splat_trainer {
     uint32_t *test_views, n_test;
     double scene_scale;
     double scene_centre[3];  /* the training cameras' mean centre */
+    double world_unit;       /* gsplat's world unit in this world's (splat__focus_distance): captures
+                                (COLMAP, transforms.json); 1 for NeRF-synthetic, which gsplat keeps */
     uint32_t steps, step, sh_max;
     float background[3];                      /* the resolved background (AUTO and evaluation) */
     uint32_t max_w, max_h;                    /* the largest training or test image */

@@ -89,6 +89,19 @@ static double scene_scale(const splat_trainer *t, double mean[3])
     return 1.1 * (far > 0 ? far : 1.0);
 }
 
+/* gsplat rescales COLMAP captures to its unit (splat__focus_distance; all the views, as its loader
+ * does before the split) and keeps NeRF-synthetic scenes as they are. */
+static double world_unit(const splat_dataset *ds)
+{
+    if (ds->kind == SPLAT_DATASET_NERF_SYNTHETIC || ds->n_views == 0) return 1.0;
+    splat_camera *cams = splat__calloc(ds->n_views, sizeof *cams);
+    if (!cams) return 1.0;
+    for (uint32_t v = 0; v < ds->n_views; v++) cams[v] = ds->views[v].camera;
+    double d = splat__focus_distance(cams, ds->n_views);
+    splat__free(cams);
+    return d;
+}
+
 /* The views: training and held out, and the largest image. */
 static splat_status split_views(splat_trainer *t, splat_error *err)
 {
@@ -144,6 +157,7 @@ splat_status splat__trainer_init(splat_trainer **out, const splat_train_env *env
     if (st == SPLAT_OK) st = eval_room(t, err);
     if (st != SPLAT_OK) goto fail;
     t->scene_scale = scene_scale(t, t->scene_centre);
+    t->world_unit = world_unit(&t->ds);
     /* the background: white where the images carry alpha to composite (NeRF-synthetic), unless a
      * colour was chosen; a random one (splat__train_fill_slot) is for training steps only, and
      * evaluation is on white there too */
