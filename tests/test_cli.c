@@ -182,7 +182,8 @@ static const char *cli_demo(const char *name, uint32_t size, uint32_t views)
 
 /* Checkpoints and resumes end to end: --checkpoint-every writes one; a resume with a larger
  * --steps goes on to the new total (it once waited forever for a total the checkpoint had
- * overwritten); a resume past the end of the run, or on another dataset, is refused. */
+ * overwritten); a resume past the end of the run, on another dataset, or with another strategy, is
+ * refused. */
 SPLAT_TEST(cli_checkpoint_resume)
 {
     const char *dir = cli_demo("demo", 32, 8);
@@ -211,6 +212,12 @@ SPLAT_TEST(cli_checkpoint_resume)
     snprintf(args, sizeof args, "train '%s' -o '%s' --steps 10 --resume '%s' -q", dir, b, ckpt);
     rc = run_cli(args, &out);
     T_CHECK(rc == 1 && strstr(out, "past the end"), "resume past the end: exit %d: %s", rc, out);
+    free(out);
+
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --strategy mcmc --resume '%s' -q", dir, b, ckpt);
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 1 && strstr(out, "trained with the default strategy, this run asks for mcmc"),
+            "resume with another strategy: exit %d: %s", rc, out);
     free(out);
 
     const char *o = cli_demo("other", 32, 9);

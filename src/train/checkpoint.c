@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "train/train.h"
+#include "train/strategy.h"
 
 splat_status splat__train_scene(splat_trainer *t, splat_scene *scene, splat_error *err)
 {
@@ -21,7 +22,8 @@ splat_status splat__train_scene(splat_trainer *t, splat_scene *scene, splat_erro
 /* ------------------------------------------------------------------ checkpoints */
 
 /* A checkpoint: "meta", then "params.<group>" and "adam.<group>" for every group in the order of
- * core/params.h, then "stats", then "data" (which dataset it trained on). */
+ * core/params.h, then "stats", then "data" (which dataset it trained on), then "strategy" (its
+ * name, NUL-terminated; checkpoints before it have none). */
 typedef struct ckpt_meta {
     uint32_t version, step, steps, count, sh_max;
     uint32_t rasterize_mode;  /* splat_rasterize_mode (checkpoints before it wrote 0 here: classic) */
@@ -86,7 +88,7 @@ splat_status splat__train_save(splat_trainer *t, const char *path, splat_error *
     ckpt_data data = data_of(t);
     ckpt_part parts[CKPT_PARTS];
     ckpt_parts(t, t->model.count, parts);
-    splat_section sec[2 + CKPT_PARTS];
+    splat_section sec[3 + CKPT_PARTS];
     memset(sec, 0, sizeof sec);
     snprintf(sec[0].name, sizeof sec[0].name, "meta");
     sec[0].data = &meta;
@@ -94,6 +96,9 @@ splat_status splat__train_save(splat_trainer *t, const char *path, splat_error *
     snprintf(sec[1 + CKPT_PARTS].name, sizeof sec[0].name, "data");
     sec[1 + CKPT_PARTS].data = &data;
     sec[1 + CKPT_PARTS].size = sizeof data;
+    snprintf(sec[2 + CKPT_PARTS].name, sizeof sec[0].name, "strategy");
+    sec[2 + CKPT_PARTS].data = (void *)t->strategy->name;
+    sec[2 + CKPT_PARTS].size = strlen(t->strategy->name) + 1;
     for (size_t k = 0; k < CKPT_PARTS && st == SPLAT_OK; k++) {
         _Static_assert(sizeof sec[0].name == sizeof parts[0].name, "section names");
         memcpy(sec[k + 1].name, parts[k].name, sizeof sec[k + 1].name);
@@ -157,6 +162,18 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
                          "%s: the checkpoint trained on another dataset or split (%u views, %u for training; here %u and %u)",
                          path, d->size == sizeof there ? there.n_views : 0, d->size == sizeof there ? there.n_train : 0,
                          here.n_views, here.n_train);
+        goto done;
+    }
+    /* a strategy's state (its schedule, its cap, the moments it zeroes) is not another's to go on */
+    const splat_section *sg = splat__ckpt_find(sec, n_sec, "strategy");
+    if (sg && (sg->size == 0 || sg->size > 64 || ((const char *)sg->data)[sg->size - 1] != '\0' ||
+               strcmp(sg->data, t->strategy->name) != 0)) {
+        bool named = sg->size > 0 && sg->size <= 64 && ((const char *)sg->data)[sg->size - 1] == '\0';
+        st = splat__fail(err, SPLAT_ERR_INVALID_ARG,
+                         "%s: the checkpoint trained with the %s strategy, this run asks for %s (--strategy %s goes on "
+                         "with it)",
+                         path, named ? (const char *)sg->data : "(unreadable)", t->strategy->name,
+                         named ? (const char *)sg->data : "?");
         goto done;
     }
     uint64_t n = meta.count;
