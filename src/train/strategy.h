@@ -153,7 +153,9 @@ typedef struct splat_mcmc_job {
     const splat_sorter *sorter;
     const splat_mcmc_pipes *pipes;
     splat_mcmc_bufs *bufs;             /* scratch, grown as needed */
-    splat_scene_gpu *params, *moments; /* replaced when Gaussians are added */
+    splat_scene_gpu *params, *moments; /* their buffers replaced when Gaussians are added */
+    splat_scene_gpu *grads;            /* or NULL: freed when Gaussians are added (the trainer
+                                          reallocates them; the next backward rewrites every row) */
     uint32_t count, cap;
     uint32_t seed;                     /* the run's seed ^ step */
     float noise_scale;

@@ -210,25 +210,37 @@ splat_status splat__mcmc_refine(splat_mcmc_job *job, splat_mcmc_result *res, spl
     splat_mcmc_bufs *b = job->bufs;
     uint32_t rows = n + added, shift = weight_shift(n);
 
-    /* Adding needs arrays of the new size: the rows so far are copied there first, and everything
-     * happens in place on the arrays the model keeps. */
+    /* Adding needs arrays of the new size: the rows so far are copied there first, one buffer at a
+     * time, each old one freed once its copy is done, after the gradients: the peak is the model
+     * plus its largest buffer (the SH moments), not two whole models and the gradients
+     * (docs/PERFORMANCE.md, "MCMC against gsplat's MCMCStrategy"). Then everything happens in
+     * place on the arrays the model keeps. */
+    if (added > 0) {
+        if (job->grads) splat__scene_gpu_free(g, job->grads);
+        splat_scene_gpu *sets[2] = {job->params, job->moments};
+        for (uint32_t k = 0; k < 2 * SPLAT_GROUP_COUNT && st == SPLAT_OK; k++) {
+            splat_scene_gpu *s = sets[k / SPLAT_GROUP_COUNT];
+            uint32_t gi = k % SPLAT_GROUP_COUNT, per_row = s == job->moments ? 2 : 1;
+            splat_scene_gpu grown = {.capacity = per_row * rows};
+            st = splat__scene_gpu_group_init(g, &grown, s == job->moments ? "adam" : "params", gi, err);
+            if (st != SPLAT_OK) break;
+            uint64_t bytes = (uint64_t)per_row * n * splat__groups[gi].width * 4;
+            if (bytes) splat__cmd_copy(splat__stream_cmd(job->stream), SPLAT_VIEW_AT(s->group[gi], 0, bytes),
+                                       SPLAT_VIEW_AT(grown.group[gi], 0, bytes));
+            st = splat__stream_sync(job->stream, SPLAT_SYNC_COMMIT_AND_WAIT, err);
+            if (st != SPLAT_OK) {
+                splat__buf_free(g, &grown.group[gi]);
+                break;
+            }
+            splat__buf_free(g, &s->group[gi]);
+            s->group[gi] = grown.group[gi];
+        }
+        if (st != SPLAT_OK) return st; /* the model keeps its rows, in buffers old and new */
+        job->params->capacity = rows;
+        job->moments->capacity = 2 * rows;
+    }
     splat_scene_gpu np = *job->params, nm = *job->moments;
     splat_cmd *c = splat__stream_cmd(job->stream);
-    if (added > 0) {
-        st = splat__scene_gpu_init(g, &np, "params", rows, false, err);
-        if (st != SPLAT_OK) return st;
-        st = splat__scene_gpu_init(g, &nm, "adam", 2 * rows, false, err);
-        if (st != SPLAT_OK) {
-            splat__scene_gpu_free(g, &np);
-            return st;
-        }
-        for (uint32_t k = 0; k < SPLAT_GROUP_COUNT && n > 0; k++) {
-            uint64_t row = (uint64_t)splat__groups[k].width * 4;
-            splat__cmd_copy(c, SPLAT_VIEW_AT(job->params->group[k], 0, n * row), SPLAT_VIEW_AT(np.group[k], 0, n * row));
-            splat__cmd_copy(c, SPLAT_VIEW_AT(job->moments->group[k], 0, 2 * n * row), SPLAT_VIEW_AT(nm.group[k], 0, 2 * n * row));
-        }
-        splat__cmd_barrier(c);
-    }
     if (n > 0) {
         /* the relocation: the dead onto live samples */
         record_sampling(c, job, &np, MCMC_MODE_RELOCATE, shift, n);
@@ -251,18 +263,9 @@ splat_status splat__mcmc_refine(splat_mcmc_job *job, splat_mcmc_result *res, spl
         splat__cmd_barrier(c);
     }
     st = splat__stream_sync(job->stream, SPLAT_SYNC_COMMIT_AND_WAIT, err);
-    if (st != SPLAT_OK) {
-        if (added > 0) splat__scene_gpu_free(g, &np), splat__scene_gpu_free(g, &nm);
-        return st;
-    }
+    if (st != SPLAT_OK) return st;
     uint32_t r[2] = {0, 0};
     if (n > 0) memcpy(r, b->readback.map, sizeof r);
-    if (added > 0) {
-        splat__scene_gpu_free(g, job->params);
-        splat__scene_gpu_free(g, job->moments);
-        *job->params = np;
-        *job->moments = nm;
-    }
     job->params->count = rows;
     res->count = rows;
     res->dead = r[0];
@@ -315,7 +318,7 @@ static splat_status run(splat_strategy_state *s, const splat_strategy_ctx *ctx, 
     splat_model *m = ctx->model;
     splat_mcmc_job job = {
         .gpu = ctx->gpu, .stream = ctx->stream, .sorter = ctx->sorter, .pipes = &s->pipes, .bufs = &s->bufs,
-        .params = &m->params, .moments = &m->moments, .count = m->count, .cap = d->max_gaussians,
+        .params = &m->params, .moments = &m->moments, .grads = &m->grads, .count = m->count, .cap = d->max_gaussians,
         .seed = (uint32_t)d->seed ^ step, .noise_scale = (float)splat__mcmc_noise_scale(ctx->scene_scale, ctx->world_unit, step, d->steps),
     };
     splat_mcmc_result res;
