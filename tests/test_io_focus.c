@@ -69,6 +69,18 @@ SPLAT_TEST(io_focus_known)
         free(cams), free(scaled), free(dist);
     }
     T_CHECK(splat__focus_distance(NULL, 0) == 1.0, "no cameras: want 1");
+    /* degenerate rigs fall back to 1, never to 0 or NaN (the noise divides by its square) */
+    double c[3] = {0, 0, 5}, up[3] = {0, 1, 0};
+    splat_camera rig[3] = {looking_at_origin(c, up), looking_at_origin(c, up), looking_at_origin(c, up)};
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++) rig[i].t[k] = 0.0f; /* every camera at the origin, its own focus */
+    T_CHECK(splat__focus_distance(rig, 3) == 1.0, "cameras at their focus: %g, want 1", splat__focus_distance(rig, 3));
+    double d0[3] = {0, 0, 5}, d1[3] = {5, 0, 0}, d2[3] = {0, 0, -7};
+    splat_camera ring[3] = {looking_at_origin(d0, up), looking_at_origin(d1, up), looking_at_origin(d2, up)};
+    T_CHECK(fabs(splat__focus_distance(ring, 3) - 5) < 1e-5, "a ring of 5, 5, 7: %g, want 5", splat__focus_distance(ring, 3));
+    ring[1].t[0] = NAN; /* one bad camera among good ones */
+    double bad = splat__focus_distance(ring, 3);
+    T_CHECK(bad == 1.0, "a non-finite camera: %g, want 1", bad);
 }
 
 /* gsplat's own numbers: 1 / the scale of similarity_from_cameras over all the views. */

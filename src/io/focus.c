@@ -23,6 +23,9 @@ static double median(double *v, uint32_t n)
 double splat__focus_distance(const splat_camera *cams, uint32_t n)
 {
     if (n == 0) return 1.0;
+    for (uint32_t i = 0; i < n; i++)
+        for (int k = 0; k < 12; k++)
+            if (!isfinite(k < 9 ? cams[i].R[k] : cams[i].t[k - 9])) return 1.0;
     double *centre = malloc(sizeof(double) * 3 * n), *fwd = malloc(sizeof(double) * 3 * n),
            *tmp = malloc(sizeof(double) * n);
     double d = 1.0;

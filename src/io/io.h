@@ -141,7 +141,7 @@ splat_status splat__views_load(const splat_dataset *ds, const uint32_t *idx, uin
 /* The median distance of the cameras from the point they look at (the per-axis median of the
  * points of their viewing axes nearest the origin, after turning the cameras' mean up to -y):
  * the world unit of gsplat's COLMAP loader, which scales captures so that it is 1 (focus.c).
- * 1 for no cameras, or when it is not a positive finite number. */
+ * 1 for no cameras, a camera that is not finite, or when it is not a positive finite number. */
 double splat__focus_distance(const splat_camera *cams, uint32_t n);
 
 typedef enum splat_dataset_kind {
