@@ -200,7 +200,9 @@ def case_train_vs_cli():
     t = splatc.Trainer(data, init_ply=f"{tmp}/out/point_cloud.ply", eval=True, images_factor=2, eval_scale=scale)
     ev = t.evaluate()
     t.close()
-    check(cli_ev["scale"] == scale and ev["psnr"] == cli_ev["psnr"],
+    # to 1e-12: on some seeds the two differ in the last digits (19.744408257423704 against
+    # 19.7444082574237 in one CI run; why is not yet known), where a wrong scale moves it by dB
+    check(cli_ev["scale"] == scale and abs(ev["psnr"] - cli_ev["psnr"]) <= 1e-12 * abs(cli_ev["psnr"]),
           f"eval_scale {scale}: PSNR {ev['psnr']}, the CLI's {cli_ev['psnr']} at scale {cli_ev['scale']}")
     shutil.rmtree(tmp)
 
