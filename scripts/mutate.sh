@@ -60,6 +60,9 @@ mut aa_no_cov_grad shaders/project_bwd.glsl raster_ \
 mut aa_floor_grad shaders/project_bwd.glsl raster_ \
     'if (ratio >= MIN_COMP2) G += ' \
     'if (ratio >= 0.0) G += '
+mut adam_culled_sh_stale shaders/adam.comp train_ \
+    'zero ? 0.0 : g_##name[e], m, v' \
+    'g_##name[e], m, v'
 mut adam_no_bias2 shaders/adam.comp train_ \
     'return p - step_size * m / (sqrt(v) / bias2 + EPS);' \
     'return p - step_size * m / (sqrt(v) + EPS);'
