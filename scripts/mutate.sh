@@ -63,6 +63,9 @@ mut aa_floor_grad shaders/project_bwd.glsl raster_ \
 mut adam_culled_sh_stale shaders/adam.comp train_ \
     'zero ? 0.0 : g_##name[e], m, v' \
     'g_##name[e], m, v'
+mut mcmc_scale_reg_unit src/train/strategy_mcmc.c train_mcmc \
+    'slot->scale_reg = (float)(SPLAT_MCMC_SCALE_REG / world_unit);' \
+    'slot->scale_reg = (float)SPLAT_MCMC_SCALE_REG;'
 mut adam_no_bias2 shaders/adam.comp train_ \
     'return p - step_size * m / (sqrt(v) / bias2 + EPS);' \
     'return p - step_size * m / (sqrt(v) + EPS);'

@@ -53,6 +53,7 @@ SPLAT_STRUCT(splat_train_slot)
     u32 n_pixels;            /* pixels that count (W H without a mask) */
     u32 n_centres;           /* valid SSIM windows whose centre counts ((W - 10) (H - 10), or 0) */
     f32 noise_scale;         /* the MCMC strategy's position noise after this step's Adam (0: none here) */
+    f32 scale_reg;           /* the MCMC strategy's scale regulariser, 0.01 per gsplat world unit (mcmc_reg) */
     f32 bias1, bias2;        /* 1 - b1^t and sqrt(1 - b2^t), t = step + 1 */
     f32 lr_head[SPLAT_GROUP_COUNT];   /* learning rate of each group's head, and of the rest (core/params.h) */
     f32 lr_rest[SPLAT_GROUP_COUNT];

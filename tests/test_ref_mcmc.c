@@ -276,23 +276,32 @@ SPLAT_TEST(ref_mcmc_noise)
     splat_scene_free(&s);
 }
 
-/* The regularisers' gradient against central differences of their value. */
+/* The regularisers' value against gsplat's formula written out here (0.01 mean(sigmoid(logit)) +
+ * 0.01 mean(exp(log_scale) / u), the scales in gsplat's world unit u), and their gradient against
+ * central differences of that value. */
 SPLAT_TEST(ref_mcmc_reg_fd)
 {
     splat_scene s;
     uint32_t n = rand_u32(1, 50);
+    double u = t_uniform(0.2, 10);
     T_REQUIRE(random_scene(&s, n, 20));
     double *dl = malloc(sizeof(double) * n), *ds = malloc(sizeof(double) * n * 3);
-    double v = splat__ref_mcmc_reg(&s, dl, ds), worst = 0;
-    T_CHECK(isfinite(v) && v > 0);
+    double v = splat__ref_mcmc_reg(&s, u, dl, ds), worst = 0, so = 0, ss = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        so += 1 / (1 + exp(-(double)s.opacities[i]));
+        for (int k = 0; k < 3; k++) ss += exp((double)s.log_scales[i * 3 + k]);
+    }
+    double want = 0.01 * so / n + 0.01 * ss / (3.0 * n * u);
+    printf("  %u Gaussians, world unit %.4g: value %.12g, want %.12g\n", n, u, v, want);
+    T_CHECK(fabs(v - want) <= 1e-12 * want, "value %.12g, want %.12g", v, want);
     for (uint32_t i = 0; i < n; i++)
         for (int k = 0; k < 4; k++) {
             float *p = k == 3 ? &s.opacities[i] : &s.log_scales[i * 3 + k];
             float keep = *p, hi = keep + 1e-2f, lo = keep - 1e-2f;
             *p = hi;
-            double up = splat__ref_mcmc_reg(&s, NULL, NULL);
+            double up = splat__ref_mcmc_reg(&s, u, NULL, NULL);
             *p = lo;
-            double down = splat__ref_mcmc_reg(&s, NULL, NULL);
+            double down = splat__ref_mcmc_reg(&s, u, NULL, NULL);
             *p = keep;
             double fd = (up - down) / ((double)hi - lo), an = k == 3 ? dl[i] : ds[i * 3 + k];
             worst = fmax(worst, fabs(fd - an) / fmax(fabs(an), 1e-9));

@@ -355,15 +355,20 @@ done:
 }
 
 /* A ring slot buffer for the iteration kernels: step, count and noise scale. */
-static splat_buf slot_buf(splat_gpu *g, uint32_t n, uint32_t step, float noise_scale)
+static splat_buf slot_buf_reg(splat_gpu *g, uint32_t n, uint32_t step, float noise_scale, float scale_reg)
 {
-    splat_train_slot slot = {.step = step, .frame = {.n_gaussians = n}, .noise_scale = noise_scale};
+    splat_train_slot slot = {.step = step, .frame = {.n_gaussians = n}, .noise_scale = noise_scale, .scale_reg = scale_reg};
     splat_buf b = {0};
     splat_error err = {0};
     if (splat__buf_init(g, &b, "slot", sizeof slot, SPLAT_MEM_DEVICE, &err) != SPLAT_OK ||
         splat__buf_upload(g, &b, 0, &slot, sizeof slot, &err) != SPLAT_OK)
         splat_test_fail(__FILE__, __LINE__, "slot:", "%s", err.msg);
     return b;
+}
+
+static splat_buf slot_buf(splat_gpu *g, uint32_t n, uint32_t step, float noise_scale)
+{
+    return slot_buf_reg(g, n, step, noise_scale, 0);
 }
 
 /* The position noise on the GPU against the reference, opacities spread across the gate (logits
@@ -440,14 +445,15 @@ SPLAT_TEST(train_mcmc_reg_vs_ref)
     T_REQUIRE(upload(f.g, &model.params, &model.moments, &s, &mom));
     T_OK(splat__scene_gpu_init(f.g, &model.grads, "grads", n, false, &err), &err);
     T_OK(splat__scene_gpu_upload(f.g, &model.grads, &grads, &err), &err);
-    splat_buf b_slot = slot_buf(f.g, n, 0, 0);
+    double u = t_uniform(0.2, 10); /* gsplat's world unit in the scene's */
+    splat_buf b_slot = slot_buf_reg(f.g, n, 0, 0, (float)(0.01 / u));
     splat_strategy_rec rec = {.slots = SPLAT_VIEW(b_slot), .gate = SPLAT_VIEW(b_slot), .model = &model};
     splat__strategy_mcmc.record(st, splat__stream_cmd(&f.s), &rec, false);
     T_OK(splat__stream_sync(&f.s, SPLAT_SYNC_COMMIT_AND_WAIT, &err), &err);
     T_OK(splat_scene_init(&got, n, &err), &err);
     T_OK(splat__scene_gpu_download(f.g, &model.grads, &got, &err), &err);
     double *dl = malloc(8ull * n), *ds = malloc(24ull * n), worst = 0;
-    splat__ref_mcmc_reg(&s, dl, ds);
+    splat__ref_mcmc_reg(&s, u, dl, ds);
     for (uint32_t i = 0; i < n; i++) {
         double want = grads.opacities[i] + dl[i];
         worst = fmax(worst, fabs(got.opacities[i] - want) / (fabs(grads.opacities[i]) + dl[i]));
@@ -456,7 +462,7 @@ SPLAT_TEST(train_mcmc_reg_vs_ref)
             worst = fmax(worst, fabs(got.log_scales[i * 3 + k] - want) / (fabs(grads.log_scales[i * 3 + k]) + ds[i * 3 + k]));
         }
     }
-    printf("  %u Gaussians: worst error %.3g of the sum\n", n, worst);
+    printf("  %u Gaussians, world unit %.4g: worst error %.3g of the sum\n", n, u, worst);
     T_CHECK(worst < 1e-6, "error %.3g", worst);
     T_CHECK(memcmp(got.means, grads.means, 12ull * n) == 0 && memcmp(got.quats, grads.quats, 16ull * n) == 0 &&
                 memcmp(got.sh, grads.sh, 192ull * n) == 0,
@@ -592,8 +598,12 @@ SPLAT_TEST(train_mcmc_schedule)
         bool refine = splat__ref_refine_due(s) || (s >= SPLAT_REF_REFINE_STOP && s < SPLAT_REF_MCMC_REFINE_STOP && s % 100 == 0);
         double want = refine ? 0 : splat__ref_mcmc_noise_scale(t->scene_scale, t->world_unit, s, t->steps);
         refines += refine;
-        bool ok = fabs(slot.noise_scale - want) <= 1e-6 * want && eval.noise_scale == 0;
-        if (!ok && bad++ < 3) printf("  step %u: noise scale %.9g, want %.9g (evaluation %g)\n", s, slot.noise_scale, want, eval.noise_scale);
+        /* the scale regulariser in gsplat's unit too (ref_mcmc_reg) */
+        bool ok = fabs(slot.noise_scale - want) <= 1e-6 * want && eval.noise_scale == 0 &&
+                  slot.scale_reg == (float)(0.01 / t->world_unit);
+        if (!ok && bad++ < 3)
+            printf("  step %u: noise scale %.9g, want %.9g (evaluation %g); scale regulariser %.9g, want %.9g\n", s,
+                   slot.noise_scale, want, eval.noise_scale, slot.scale_reg, 0.01 / t->world_unit);
     }
     T_CHECK(bad == 0 && refines == 244, "%u steps' noise scales wrong (%u refines)", bad, refines);
     splat_trainer_free(t);

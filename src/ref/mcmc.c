@@ -264,9 +264,9 @@ void splat__ref_mcmc_noise(splat_scene *s, uint32_t seed, double noise_scale)
     }
 }
 
-double splat__ref_mcmc_reg(const splat_scene *s, double *d_logit, double *d_log_scale)
+double splat__ref_mcmc_reg(const splat_scene *s, double world_unit, double *d_logit, double *d_log_scale)
 {
-    SPLAT_ASSERT(s);
+    SPLAT_ASSERT(s && world_unit > 0);
     uint32_t n = s->count;
     if (n == 0) return 0;
     double so = 0, ss = 0;
@@ -275,7 +275,7 @@ double splat__ref_mcmc_reg(const splat_scene *s, double *d_logit, double *d_log_
         so += o;
         if (d_logit) d_logit[i] = SPLAT_REF_MCMC_OPACITY_REG / n * o * (1 - o);
         for (int k = 0; k < 3; k++) {
-            double e = exp((double)s->log_scales[i * 3 + k]);
+            double e = exp((double)s->log_scales[i * 3 + k]) / world_unit;
             ss += e;
             if (d_log_scale) d_log_scale[i * 3 + k] = SPLAT_REF_MCMC_SCALE_REG / (3.0 * n) * e;
         }

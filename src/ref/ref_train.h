@@ -217,10 +217,10 @@ double splat__ref_mcmc_noise_scale(double scene_scale, double world_unit, uint32
  * noise_scale, z = the first three normals of splat__ref_split_normals(seed, i) (seed = run_seed ^
  * step), rounded once to float. */
 void splat__ref_mcmc_noise(splat_scene *s, uint32_t seed, double noise_scale);
-/* The regularisers: OPACITY_REG mean(sigmoid(logit)) + SCALE_REG mean(exp(log_scale)) over the
- * count rows (and 3 axes); with d_logit [count] and d_log_scale [count,3] not NULL, their
+/* The regularisers: OPACITY_REG mean(sigmoid(logit)) + SCALE_REG mean(exp(log_scale) / world_unit)
+ * over the count rows (and 3 axes), the scales measured in gsplat's world unit as gsplat does; with d_logit [count] and d_log_scale [count,3] not NULL, their
  * gradients are written there. */
-double splat__ref_mcmc_reg(const splat_scene *s, double *d_logit, double *d_log_scale);
+double splat__ref_mcmc_reg(const splat_scene *s, double world_unit, double *d_logit, double *d_log_scale);
 
 /* ----------------------------------------------------- counter-based random numbers */
 

@@ -309,6 +309,8 @@ static void fill_slot(const splat_train_desc *d, double scene_scale, double worl
                       splat_train_slot *slot)
 {
     slot->noise_scale = due(d, step) ? 0.0f : (float)splat__mcmc_noise_scale(scene_scale, world_unit, step, d->steps);
+    /* gsplat regularises the mean scale in its world unit: a length, u times smaller there */
+    slot->scale_reg = (float)(SPLAT_MCMC_SCALE_REG / world_unit);
 }
 
 static splat_status run(splat_strategy_state *s, const splat_strategy_ctx *ctx, uint32_t step, bool *resized,

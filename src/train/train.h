@@ -36,7 +36,7 @@
 #include "train_types.h"
 
 _Static_assert(sizeof(splat_train_view) == 72, "view layout");
-_Static_assert(sizeof(splat_train_slot) == 156 + 8 * SPLAT_GROUP_COUNT, "slot layout");
+_Static_assert(sizeof(splat_train_slot) == 160 + 8 * SPLAT_GROUP_COUNT, "slot layout");
 _Static_assert(sizeof(splat_train_report) == 64, "report layout");
 _Static_assert(sizeof(splat_train_push) == 32, "push layout");
 _Static_assert(sizeof(splat_budget_push) == 32, "budget push layout");
