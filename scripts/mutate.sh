@@ -60,9 +60,6 @@ mut aa_no_cov_grad shaders/project_bwd.glsl raster_ \
 mut aa_floor_grad shaders/project_bwd.glsl raster_ \
     'if (ratio >= MIN_COMP2) G += ' \
     'if (ratio >= 0.0) G += '
-mut adam_culled_sh_stale shaders/adam.comp train_ \
-    'zero ? 0.0 : g_##name[e], m, v' \
-    'g_##name[e], m, v'
 mut mcmc_scale_reg_unit src/train/strategy_mcmc.c train_mcmc \
     'slot->scale_reg = (float)(SPLAT_MCMC_SCALE_REG / world_unit);' \
     'slot->scale_reg = (float)SPLAT_MCMC_SCALE_REG;'

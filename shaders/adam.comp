@@ -42,8 +42,7 @@ float step_one(float p, float g, inout float m, inout float v, float step_size, 
         float lr = (head == width || k < uint(head)) ? slots[pc.slot].lr_head[i] : slots[pc.slot].lr_rest[i]; \
         uint mi = 2u * gi * uint(width) + k;                                                       \
         float m = m_##name[mi], v = m_##name[mi + uint(width)];                                    \
-        bool zero = (flags & SPLAT_GROUP_FLAG_SH) != 0u && culled_sh && radii[gi].x == 0.0;        \
-        p_##name[e] = step_one(p_##name[e], zero ? 0.0 : g_##name[e], m, v, lr / bias1, bias2);    \
+        p_##name[e] = step_one(p_##name[e], g_##name[e], m, v, lr / bias1, bias2);                 \
         m_##name[mi] = m;                                                                          \
         m_##name[mi + uint(width)] = v;                                                            \
         return;                                                                                    \
@@ -57,7 +56,6 @@ void main()
     uint n_active = (degree + 1u) * (degree + 1u);
     float bias1 = slots[pc.slot].bias1, bias2 = slots[pc.slot].bias2;
     bool selective = (pc.flags & SPLAT_ADAM_SELECTIVE) != 0u;
-    bool culled_sh = (pc.flags & SPLAT_ADAM_CULLED_SH) != 0u;
     if (gate != 0u) return;
     SPLAT_PARAM_GROUPS(UPDATE)
 }

@@ -1,8 +1,7 @@
 // Backward preprocess, one thread per Gaussian: the chain rule from the 2D gradients the
 // rasterizer accumulated (mean2d, conic, opacity, colour) to means, log-scales, quaternions,
 // opacity logits and SH coefficients (docs/RASTER.md section 4). It overwrites every gradient
-// row, zero for culled Gaussians (training leaves their SH rows, which Adam reads as zero:
-// SPLAT_BWD_LEAVE_CULLED_SH). With STATS it also accumulates what densification needs.
+// row, zero for culled Gaussians. With STATS it also accumulates what densification needs.
 //
 // The 48 SH values of a Gaussian are a 192-byte row: a thread reading or writing its own row
 // would have neighbouring threads 192 bytes apart in every access. So the workgroup moves its
@@ -45,7 +44,6 @@ layout(std430, binding = PROJECT_BWD_DEBUG) buffer Debug { uint dbg_count; uint 
 layout(push_constant) uniform Push { splat_render_push pc; };
 
 shared float s_sh[WG * 49u]; // the workgroup's SH rows (48 floats, padded to 49 against bank conflicts)
-shared bool s_drawn[WG];     // the row's Gaussian was not culled: only its SH is read (and, when asked, written)
 const uint CHUNK = WG * 49u / 9u; // entries of partial gradients that s_sh holds at a time
 
 float sh_flat(uint j)
@@ -234,7 +232,6 @@ void main()
     uint e_stop = min(offsets[last] + tiles_touched[last], pc.isect_capacity);
     uint my_first = 0u, my_stop = 0u;
     if (tid < rows) {
-        s_drawn[tid] = radii[i].x != 0.0;
         my_first = offsets[i];
         my_stop = min(my_first + tiles_touched[i], pc.isect_capacity);
     }
@@ -249,8 +246,7 @@ void main()
     }
     barrier();
 
-    for (uint j = tid; j < rows * 48u; j += WG)
-        if (s_drawn[j / 48u]) s_sh[(j / 48u) * 49u + j % 48u] = sh_flat(first * 48u + j);
+    for (uint j = tid; j < rows * 48u; j += WG) s_sh[(j / 48u) * 49u + j % 48u] = sh_flat(first * 48u + j);
     barrier();
     float Y[16];
     vec3 d_raw = vec3(0.0);
@@ -266,7 +262,5 @@ void main()
         }
     }
     barrier();
-    bool leave = (pc.flags & SPLAT_BWD_LEAVE_CULLED_SH) != 0u;
-    for (uint j = tid; j < rows * 48u; j += WG)
-        if (!leave || s_drawn[j / 48u]) g_sh[first * 48u + j] = s_sh[(j / 48u) * 49u + j % 48u];
+    for (uint j = tid; j < rows * 48u; j += WG) g_sh[first * 48u + j] = s_sh[(j / 48u) * 49u + j % 48u];
 }

@@ -67,12 +67,7 @@ SPLAT_STRUCT(splat_render_push)
     u32 isect_capacity;
     u32 sort_bits;
     u32 dummy_tile;          /* a tile id past every real one: where padding entries sort */
-    u32 flags;               /* project_bwd: SPLAT_BWD_* */
 };
-/* project_bwd's flags. LEAVE_CULLED_SH: the SH gradient rows of the Gaussians the forward culled
- * are left as they were, not zeroed (training: Adam reads them as zero, SPLAT_ADAM_CULLED_SH). */
-#define SPLAT_BWD_STATS 1u
-#define SPLAT_BWD_LEAVE_CULLED_SH 2u
 
 /* Per-Gaussian record the preprocess writes for the rasterizer, as 3 vec4: (mean2d, depth,
  * alpha), (conic, tau'), (rgb, det0 / det in antialiased mode for project_bwd, else 0). */

@@ -248,9 +248,6 @@ SPLAT_STRUCT(splat_budget_push)
 #define ADAM_BINDINGS (ADAM_VISIBLE + 1)
 /* adam's push flags: only the Gaussians this step rendered (radius not 0) move */
 #define SPLAT_ADAM_SELECTIVE 1u
-/* a culled Gaussian's SH gradient row is zero, whatever the buffer holds (the backward left it:
- * SPLAT_BWD_LEAVE_CULLED_SH) */
-#define SPLAT_ADAM_CULLED_SH 2u
 
 /* densify_apply.comp: the decisions and their scans, then every group's rows and moments, from
  * the old arrays to the new ones */

@@ -23,7 +23,7 @@ static void check_backward(t_render *t, t_ref *ref, const splat_scene *scene, co
         g4[4 * p + 3] = d_alpha[p] = (float)t_uniform(-1, 1);
     }
     T_OK(splat__buf_upload(t->g, &t->bufs.grad_img, 0, g4, px * 16, &err), &err);
-    splat__render_bwd(splat__stream_cmd(&t->stream), &t->r, &t->scene, &t->bufs, n, &t->grads, 0);
+    splat__render_bwd(splat__stream_cmd(&t->stream), &t->r, &t->scene, &t->bufs, n, &t->grads, false);
     T_OK(splat__stream_sync(&t->stream, SPLAT_SYNC_COMMIT_AND_WAIT, &err), &err);
     splat_scene got;
     T_OK(splat_scene_init(&got, n ? n : 1, &err), &err);
@@ -518,7 +518,7 @@ SPLAT_TEST(raster_backward_deterministic)
     T_OK(splat_scene_init(&b, s.count, &err), &err);
     for (int rep = 0; rep < 2; rep++) {
         T_OK(splat__render_image(&t.stream, &t.r, &t.scene, &t.bufs, &cam, &opts, &err), &err);
-        splat__render_bwd(splat__stream_cmd(&t.stream), &t.r, &t.scene, &t.bufs, s.count, &t.grads, 0);
+        splat__render_bwd(splat__stream_cmd(&t.stream), &t.r, &t.scene, &t.bufs, s.count, &t.grads, false);
         T_OK(splat__stream_sync(&t.stream, SPLAT_SYNC_COMMIT_AND_WAIT, &err), &err);
         t.grads.count = s.count;
         T_OK(splat__scene_gpu_download(t.g, &t.grads, rep ? &b : &a, &err), &err);

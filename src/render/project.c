@@ -24,14 +24,12 @@ void splat__project_fwd_record(splat_cmd *c, const splat_renderer *r, const spla
 }
 
 void splat__project_bwd_record(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene,
-                               splat_render_bufs *b, uint32_t n, const splat_scene_gpu *grads, uint32_t flags)
+                               splat_render_bufs *b, uint32_t n, const splat_scene_gpu *grads, bool stats)
 {
     SPLAT_ASSERT(n <= grads->capacity);
     /* half-float SH is for rendering; training (the statistics) keeps float parameters */
-    bool stats = (flags & SPLAT_BWD_STATS) != 0;
     SPLAT_ASSERT(!(stats && scene->sh_half));
     splat_render_push pc = splat__render_push(b);
-    pc.flags = flags;
     splat_view v[PROJECT_BWD_BINDINGS] = {
         [PROJECT_BWD_FRAME] = SPLAT_VIEW(b->frame),
         [PROJECT_BWD_MEANS] = SPLAT_VIEW(scene->means),

@@ -36,7 +36,7 @@
 _Static_assert(sizeof(splat_gpu_camera) == 72, "camera layout");
 _Static_assert(sizeof(splat_frame) == 120, "frame layout");
 _Static_assert(sizeof(splat_counters) == 32, "counters layout");
-_Static_assert(sizeof(splat_render_push) == 20, "push layout");
+_Static_assert(sizeof(splat_render_push) == 16, "push layout");
 
 /* ------------------------------------------------------------------ scenes on the GPU */
 
@@ -174,11 +174,10 @@ void splat__ranges_record(splat_cmd *c, const splat_renderer *r, splat_render_bu
 void splat__rasterize_fwd_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
 /* Reads b->grad_img; writes each intersection's partial gradient. */
 void splat__rasterize_bwd_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
-/* Writes every row [0, n) of `grads` (flags SPLAT_BWD_*: with LEAVE_CULLED_SH, not the SH rows of
- * the Gaussians the forward culled, radius 0). With SPLAT_BWD_STATS, also accumulates the
- * densification statistics into b->stats, unless b->gate is nonzero. */
+/* Writes every row [0, n) of `grads`. With `stats`, also accumulates the densification
+ * statistics into b->stats, unless b->gate is nonzero. */
 void splat__project_bwd_record(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene,
-                               splat_render_bufs *b, uint32_t n, const splat_scene_gpu *grads, uint32_t flags);
+                               splat_render_bufs *b, uint32_t n, const splat_scene_gpu *grads, bool stats);
 
 /* ---------------------------------------------------------------------- pipeline */
 
@@ -190,7 +189,7 @@ void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
 /* Records the backward of the forward before it (see the stages above); not after a fwd_only
  * forward. */
 void splat__render_bwd(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene, splat_render_bufs *b,
-                       uint32_t n, const splat_scene_gpu *grads, uint32_t flags);
+                       uint32_t n, const splat_scene_gpu *grads, bool stats);
 
 /* After the submission holding a forward has completed: SPLAT_ERR_NONFINITE for NaN/Inf
  * parameters; *overflow set (and *needed the intersection count) when the intersection

@@ -4,8 +4,7 @@
 
 void splat__adam_record(splat_cmd *c, const splat_train_pipes *p, const splat_adam_args *a)
 {
-    splat_train_push pc = {.slot = a->slot, .n = a->n, .flags = (a->selective ? SPLAT_ADAM_SELECTIVE : 0u) | (a->culled_sh ? SPLAT_ADAM_CULLED_SH : 0u)};
-    SPLAT_ASSERT(!a->culled_sh || a->radii.buf);
+    splat_train_push pc = {.slot = a->slot, .n = a->n, .flags = a->selective ? SPLAT_ADAM_SELECTIVE : 0};
     /* the binding needs a buffer even when nothing reads it */
     splat_view v[ADAM_BINDINGS] = {[ADAM_SLOTS] = a->slots, [ADAM_GATE] = a->gate,
                                    [ADAM_VISIBLE] = a->radii.buf ? a->radii : a->gate};

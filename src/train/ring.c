@@ -39,10 +39,7 @@ void splat__train_record(splat_trainer *t, splat_cmd *c, uint32_t slot, bool bac
     splat__cmd_mark(c, "loss");
     if (!backward) return;
 
-    /* Adam reads a culled Gaussian's SH gradient as zero: the backward need not write 192 bytes
-     * of zeros a row for most of the scene, nor Adam read them. */
-    splat__render_bwd(c, r, &m->params, rb, m->count, &m->grads,
-                      (t->strategy->stats ? SPLAT_BWD_STATS : 0u) | SPLAT_BWD_LEAVE_CULLED_SH);
+    splat__render_bwd(c, r, &m->params, rb, m->count, &m->grads, t->strategy->stats);
     splat_strategy_rec sr = {.slots = SPLAT_VIEW(t->ring.slots), .gate = SPLAT_VIEW(rb->gate), .model = m, .slot = slot,
                              .seed = (uint32_t)t->desc.seed};
     if (t->strategy->record) t->strategy->record(t->strategy_state, c, &sr, false);
@@ -54,7 +51,6 @@ void splat__train_record(splat_trainer *t, splat_cmd *c, uint32_t slot, bool bac
         .moments = &m->moments,
         .radii = SPLAT_VIEW(rb->radii),
         .selective = t->desc.selective_adam,
-        .culled_sh = true,
         .slot = slot,
         .n = m->count,
     });

@@ -97,7 +97,6 @@ typedef struct splat_adam_args {
     const splat_scene_gpu *params, *grads, *moments;
     splat_view radii;        /* [n] vec2, the step's render: selective skips rows whose radius is 0 */
     bool selective;
-    bool culled_sh;          /* the SH gradient rows of radius-0 rows are read as zero (SPLAT_BWD_LEAVE_CULLED_SH) */
     uint32_t slot, n;        /* n: the Gaussians of the dispatch (the slot's count, or more) */
 } splat_adam_args;
 
