@@ -27,23 +27,10 @@ layout(std430, binding = ISECT_FWD_GAUSS_OF_EMIT) writeonly buffer GaussOf { uin
 layout(std430, binding = ISECT_FWD_PARTIAL) writeonly buffer Partial { float partial[]; };             // [M,9] backward's per-entry gradients
 layout(std430, binding = ISECT_FWD_COUNTERS) buffer Count { splat_counters counters; };
 layout(std430, binding = ISECT_FWD_ORDER) readonly buffer Order { uint order[]; };                     // FWD_ONLY: [N] Gaussians in depth order
-layout(std430, binding = ISECT_FWD_MASK) readonly buffer Mask { uint tile_mask[]; };                    // [N] project_fwd's touched tiles, when few
 
 layout(constant_id = 0) const uint FWD_ONLY = 0u;
 
 layout(push_constant) uniform Push { splat_render_push pc; };
-
-void emit(uint pos, uint tile, uint i, uint depth_bits)
-{
-    keys_hi[pos] = tile;
-    if (FWD_ONLY != 0u) {
-        emit_of_isect[pos] = i;
-    } else {
-        keys_lo[pos] = depth_bits;
-        emit_of_isect[pos] = pos;
-        gauss_of_emit[pos] = i;
-    }
-}
 
 void main()
 {
@@ -58,21 +45,19 @@ void main()
     uint pos = offsets[j], end = min(pos + tiles_touched[j], pc.isect_capacity);
     uint depth_bits = floatBitsToUint(depth);
     ivec4 tr = candidate_tiles(mean2d, radii[i], frame.tiles_x, frame.tiles_y);
-    uint mask = tile_mask[i];
-    if (mask != 0u) {
-        // the bits are the touched tiles of the candidate rectangle in the loop's order below
-        uint w = uint(tr.z - tr.x + 1);
-        for (; mask != 0u && pos < end; pos++) {
-            uint bit = uint(findLSB(mask));
-            mask &= mask - 1u;
-            emit(pos, (uint(tr.y) + bit / w) * frame.tiles_x + uint(tr.x) + bit % w, i, depth_bits);
-        }
-    } else {
-        for (int ty = tr.y; ty <= tr.w && pos < end; ty++)
-            for (int tx = tr.x; tx <= tr.z && pos < end; tx++)
-                if (tile_touched(conic, mean2d, tau, uint(tx), uint(ty), frame.cam.width, frame.cam.height))
-                    emit(pos++, uint(ty) * frame.tiles_x + uint(tx), i, depth_bits);
-    }
+    for (int ty = tr.y; ty <= tr.w && pos < end; ty++)
+        for (int tx = tr.x; tx <= tr.z && pos < end; tx++)
+            if (tile_touched(conic, mean2d, tau, uint(tx), uint(ty), frame.cam.width, frame.cam.height)) {
+                keys_hi[pos] = uint(ty) * frame.tiles_x + uint(tx);
+                if (FWD_ONLY != 0u) {
+                    emit_of_isect[pos] = i;
+                } else {
+                    keys_lo[pos] = depth_bits;
+                    emit_of_isect[pos] = pos;
+                    gauss_of_emit[pos] = i;
+                }
+                pos++;
+            }
     // project_fwd counted with the same stored values and the same (precise) arithmetic, so
     // this should never happen; if a compiler ever rounds differently, the leftover slots
     // become sentinels past every tile with zero gradient, never stale memory.

@@ -29,7 +29,6 @@ layout(std430, binding = PROJECT_FWD_PROJ) writeonly buffer ProjBuf { vec4 proj[
 layout(std430, binding = PROJECT_FWD_RADII) writeonly buffer Radii { vec2 radii[]; };          // [N] ellipse half-widths (0: culled)
 layout(std430, binding = PROJECT_FWD_TILES) writeonly buffer Tiles { uint tiles_touched[]; };  // [N]
 layout(std430, binding = PROJECT_FWD_COUNTERS) buffer Count { splat_counters counters; };
-layout(std430, binding = PROJECT_FWD_MASK) writeonly buffer Mask { uint tile_mask[]; };       // [N] (see below)
 
 
 void cull(uint i)
@@ -91,17 +90,10 @@ void main()
     float tau = min(log(alpha / ALPHA_MIN), 0.5 * float(SPLAT_SIGMA_CAP * SPLAT_SIGMA_CAP));
     vec2 radius = vec2(sqrt(2.0 * tau * a), sqrt(2.0 * tau * c));
     ivec4 tr = candidate_tiles(pr.mean2d, radius, frame.tiles_x, frame.tiles_y);
-    // Where the candidate rectangle has at most 32 tiles (most Gaussians), the touched ones are
-    // also kept as bits in its row-major order, so that isect_fwd emits them without testing
-    // again; 0 (a touched Gaussian always has a bit) sends it back to the tests.
-    bool small = (tr.z - tr.x + 1) * (tr.w - tr.y + 1) <= 32;
-    uint count = 0u, mask = 0u, bit = 0u;
+    uint count = 0u;
     for (int ty = tr.y; ty <= tr.w; ty++)
-        for (int tx = tr.x; tx <= tr.z; tx++, bit++)
-            if (tile_touched(conic, pr.mean2d, tau, uint(tx), uint(ty), cam.width, cam.height)) {
-                count++;
-                if (small) mask |= 1u << bit;
-            }
+        for (int tx = tr.x; tx <= tr.z; tx++)
+            count += tile_touched(conic, pr.mean2d, tau, uint(tx), uint(ty), cam.width, cam.height) ? 1u : 0u;
     if (count == 0u) {
         cull(i);
         return;
@@ -120,7 +112,6 @@ void main()
     rgb = max(rgb, vec3(0.0));
 
     tiles_touched[i] = count;
-    tile_mask[i] = mask;
     proj[3u * i + 0u] = vec4(pr.mean2d, p.z, alpha);
     proj[3u * i + 1u] = vec4(conic, tau);
     proj[3u * i + 2u] = vec4(rgb, ratio);

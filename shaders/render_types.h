@@ -87,8 +87,7 @@ SPLAT_STRUCT(splat_render_push)
 #define PROJECT_FWD_RADII 7
 #define PROJECT_FWD_TILES 8
 #define PROJECT_FWD_COUNTERS 9
-#define PROJECT_FWD_MASK 10
-#define PROJECT_FWD_BINDINGS 11
+#define PROJECT_FWD_BINDINGS 10
 
 /* project_bwd.glsl */
 #define PROJECT_BWD_FRAME 0
@@ -131,8 +130,7 @@ SPLAT_STRUCT(splat_render_push)
 #define ISECT_FWD_PARTIAL 9
 #define ISECT_FWD_COUNTERS 10
 #define ISECT_FWD_ORDER 11
-#define ISECT_FWD_MASK 12
-#define ISECT_FWD_BINDINGS 13
+#define ISECT_FWD_BINDINGS 12
 
 /* order_fwd.comp */
 #define ORDER_FWD_FRAME 0

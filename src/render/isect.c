@@ -28,7 +28,6 @@ void splat__isect_record(splat_cmd *c, const splat_renderer *r, splat_render_buf
         [ISECT_FWD_PARTIAL] = SPLAT_VIEW(b->partial),
         [ISECT_FWD_COUNTERS] = SPLAT_VIEW(b->counters),
         [ISECT_FWD_ORDER] = b->fwd_only ? SPLAT_VIEW(b->order) : SPLAT_VIEW(b->tiles), /* unread without fwd_only */
-        [ISECT_FWD_MASK] = SPLAT_VIEW(b->tile_mask),
     };
     splat__cmd_dispatch_1d(c, b->fwd_only ? &r->isect_fwd_only : &r->isect_fwd, v, ISECT_FWD_BINDINGS, &pc, sizeof pc, n);
 }

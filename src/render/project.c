@@ -16,7 +16,6 @@ void splat__project_fwd_record(splat_cmd *c, const splat_renderer *r, const spla
         [PROJECT_FWD_RADII] = SPLAT_VIEW(b->radii),
         [PROJECT_FWD_TILES] = SPLAT_VIEW(b->tiles),
         [PROJECT_FWD_COUNTERS] = SPLAT_VIEW(b->counters),
-        [PROJECT_FWD_MASK] = SPLAT_VIEW(b->tile_mask),
     };
     const splat_pipe *p = b->fwd_only ? (scene->sh_half ? &r->project_fwd_h_only : &r->project_fwd_only)
                                       : (scene->sh_half ? &r->project_fwd_h : &r->project_fwd);

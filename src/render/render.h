@@ -99,7 +99,6 @@ typedef struct splat_render_bufs {
     splat_buf proj;         /* [cap,3] vec4: mean2d, depth, opacity | conic, tau | rgb */
     splat_buf radii;        /* [cap,2] */
     splat_buf tiles;        /* [cap] tiles touched */
-    splat_buf tile_mask;    /* [cap] which ones, as bits of the candidate rectangle, when it has at most 32 (else 0) */
     splat_buf offsets;      /* [cap] exclusive scan of tiles */
     splat_buf keys_lo, keys_hi, vals;  /* [M] depth bits, tile id, emission index; sorted in place */
     splat_buf gauss_of_emit;           /* [M] Gaussian of each emission index */

@@ -140,7 +140,6 @@ splat_status splat__render_bufs_init(splat_gpu *g, const splat_renderer *r, spla
         {&b->proj, "render.proj", n * 48, SPLAT_MEM_DEVICE},
         {&b->radii, "render.radii", n * 8, SPLAT_MEM_DEVICE},
         {&b->tiles, "render.tiles", n * 4, SPLAT_MEM_DEVICE},
-        {&b->tile_mask, "render.tile_mask", n * 4, SPLAT_MEM_DEVICE},
         {&b->offsets, "render.offsets", n * 4, SPLAT_MEM_DEVICE},
         {&b->scan_scratch, "render.scan_scratch", splat__scan_scratch_bound(&r->sorter, capacity), SPLAT_MEM_DEVICE},
         {&b->ranges, "render.ranges", (tiles + 1) * 8, SPLAT_MEM_DEVICE},
@@ -166,7 +165,7 @@ splat_status splat__render_bufs_init(splat_gpu *g, const splat_renderer *r, spla
 void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b)
 {
     isect_bufs_free(g, b);
-    splat_buf *all[] = {&b->frame, &b->counters, &b->scan_total, &b->sort_count, &b->proj, &b->radii, &b->tiles, &b->tile_mask, &b->offsets, &b->scan_scratch,
+    splat_buf *all[] = {&b->frame, &b->counters, &b->scan_total, &b->sort_count, &b->proj, &b->radii, &b->tiles, &b->offsets, &b->scan_scratch,
                         &b->ranges, &b->out_rgbt, &b->out_last, &b->out_depth, &b->grad_img, &b->stats,
                         &b->gate, &b->debug, &b->readback, &b->order_keys, &b->order, &b->tiles_ordered,
                         &b->order_scratch, &b->order_count};
