@@ -33,12 +33,6 @@ mut alpha_clamp_bwd shaders/rasterize_bwd.comp raster_ \
 mut depth_key_zero shaders/isect_fwd.comp raster_ \
     'uint depth_bits = floatBitsToUint(depth);' \
     'uint depth_bits = 0u;'
-mut tile_bits_column shaders/isect_fwd.comp raster_ \
-    'emit(pos, (uint(tr.y) + bit / w) * frame.tiles_x + uint(tr.x) + bit % w, i, depth_bits);' \
-    'emit(pos, (uint(tr.y) + bit / w) * frame.tiles_x + uint(tr.x) + (bit + 1u) % w, i, depth_bits);'
-mut tile_bits_33 shaders/project_fwd.glsl raster_ \
-    'bool small = (tr.z - tr.x + 1) * (tr.w - tr.y + 1) <= 32;' \
-    'bool small = (tr.z - tr.x + 1) * (tr.w - tr.y + 1) <= 33;'
 mut range_end_short shaders/ranges_fwd.comp api_ \
     'if (i + 1u == n || tile_of_isect[i + 1u] != tile) ranges[tile].y = i + 1u;' \
     'if (i + 1u == n || tile_of_isect[i + 1u] != tile) ranges[tile].y = i;'
