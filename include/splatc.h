@@ -311,6 +311,8 @@ SPLAT_API void splat_trainer_interrupt(splat_trainer *t);
 /* Steps done so far, and the steps of the whole run. */
 SPLAT_API uint32_t splat_trainer_step(const splat_trainer *t);
 SPLAT_API uint32_t splat_trainer_steps(const splat_trainer *t);
+/* The Gaussians of the model now. */
+SPLAT_API uint32_t splat_trainer_count(const splat_trainer *t);
 
 /* With desc.profile: the mean GPU time per iteration of each stage, in pipeline order. */
 typedef struct splat_stage_time {

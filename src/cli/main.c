@@ -661,11 +661,16 @@ static int cmd_train(int argc, char **argv)
     /* The loop's control points: between runs, each ending at a checkpoint, a --save-every PLY,
      * the end, or a request of run control (which interrupts the run at a step boundary). */
     int stop_signal = 0;
+    uint32_t ckpt_step = 0, fail_step = 0, fail_count = 0; /* the last checkpoint written; where the run failed */
+    bool ran = false;
     if (st == SPLAT_OK) runctl_attach(&rc, t);
     while (st == SPLAT_OK && splat_trainer_step(t) < steps) {
         uint32_t until = next_stop(splat_trainer_step(t), steps, ckpt_every, save_every);
         if (viewer) until = viewer_piece_end(splat_trainer_step(t), until);
         st = splat_trainer_run(t, until, &err);
+        ran = true;
+        fail_step = splat_trainer_step(t);
+        fail_count = splat_trainer_count(t);
         char diag[1024];
         uint32_t n_diag = t ? splat_trainer_diagnostics(t, diag, sizeof diag) : 0;
         if (n_diag > diag_seen) fprintf(stderr, "\nsplatc: warning at step %u: %s\n", splat_trainer_step(t), diag);
@@ -678,6 +683,7 @@ static int cmd_train(int argc, char **argv)
         if (step == until && ckpt_every && (step % ckpt_every == 0 || step == steps)) {
             snprintf(path, sizeof path, "%s/checkpoint.ckpt", out);
             st = splat_trainer_save(t, path, &err);
+            if (st == SPLAT_OK) ckpt_step = step;
         }
         if (st == SPLAT_OK && step == until && save_every && step % save_every == 0) {
             char name[64];
@@ -760,7 +766,20 @@ static int cmd_train(int argc, char **argv)
     if (st != SPLAT_OK) {
         if (!o.quiet) fprintf(stderr, "\n");
         out_failed(&od);
-        return fail(&err);
+        fail(&err);
+        if (ran && err.status == SPLAT_ERR_OUT_OF_DEVICE_MEMORY) {
+            /* the model outgrew the GPU: say where, and how to go on within it */
+            uint32_t n = fail_count, cap = (uint32_t)((uint64_t)n * 4 / 5);
+            if (cap >= 10000) cap -= cap % 1000;
+            fprintf(stderr, "splatc: out of GPU memory after step %u of %u, at %u Gaussians; cap their number "
+                            "below that, e.g. --max-gaussians %u",
+                    fail_step, steps, n, cap ? cap : 1);
+            if (ckpt_step)
+                fprintf(stderr, ", and go on from step %u with --resume %s/checkpoint.ckpt\n", ckpt_step, out);
+            else
+                fprintf(stderr, " (--checkpoint-every N keeps a checkpoint to go on from)\n");
+        }
+        return 1;
     }
     return 0;
 }

@@ -77,6 +77,17 @@ splat_status splat__buf_init(splat_gpu *g, splat_buf *b, const char *name, VkDev
         .allocationSize = req.size,
         .memoryTypeIndex = (uint32_t)type,
     };
+    if (kind == SPLAT_MEM_DEVICE && g->mem_limit) {
+        pthread_mutex_lock(&g->lock);
+        uint64_t in_use = g->mem_in_use;
+        pthread_mutex_unlock(&g->lock);
+        if (in_use + req.size > g->mem_limit) {
+            splat__buf_free(g, b);
+            return splat__fail(err, SPLAT_ERR_OUT_OF_DEVICE_MEMORY,
+                               "buffer '%s': %.1f MiB more would pass SPLAT_MEM_LIMIT (%.1f MiB, %.1f MiB in use)", name,
+                               (double)req.size / 1048576.0, (double)g->mem_limit / 1048576.0, (double)in_use / 1048576.0);
+        }
+    }
     r = vkAllocateMemory(g->device, &mai, NULL, &b->memory);
     if (r != VK_SUCCESS) {
         splat__buf_free(g, b);

@@ -403,6 +403,16 @@ splat_status splat__gpu_init(splat_gpu **out, const splat_gpu_desc *desc, splat_
     *out = NULL;
     splat_gpu *g = splat__calloc(1, sizeof *g);
     if (!g) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "gpu: out of host memory");
+    const char *limit = getenv("SPLAT_MEM_LIMIT");
+    if (limit && *limit) {
+        char *end = NULL;
+        double mib = strtod(limit, &end);
+        if (*end || !(mib > 0) || mib > 1e12) {
+            splat__free(g);
+            return splat__fail(err, SPLAT_ERR_INVALID_ARG, "SPLAT_MEM_LIMIT: '%s' is not a size in MiB (a positive number)", limit);
+        }
+        g->mem_limit = (uint64_t)(mib * 1048576.0);
+    }
     if (pthread_mutex_init(&g->lock, NULL) != 0) {
         splat__free(g);
         return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "gpu: cannot create a mutex");

@@ -62,6 +62,8 @@ typedef struct splat_gpu {
     uint32_t validation_messages;    /* errors and warnings reported by the validation layers (any thread:
                                         added to atomically) */
     uint64_t mem_in_use, mem_peak;   /* device memory allocated through splat__buf_init (under `lock`) */
+    uint64_t mem_limit;              /* SPLAT_MEM_LIMIT (MiB): allocations beyond it fail as out of memory, as
+                                        on a GPU that size (0: none) */
     PFN_vkCmdPushDescriptorSetKHR push_descriptor;
 } splat_gpu;
 
