@@ -637,14 +637,8 @@ SPLAT_TEST(cli_train_out_of_memory)
             "exit %d: %s", rc, out);
     const char *hint = strstr(out, "--max-gaussians ");
     unsigned cap = 0, at = 0, from = 0;
-    const char *g = strstr(out, "Gaussians; cap");
-    if (g) {
-        const char *p = g;
-        while (p > out && p[-1] != ' ') p--;
-        while (p > out && p[-1] == ' ') p--;
-        while (p > out && p[-1] != ' ') p--;
-        sscanf(p, "%u", &at);
-    }
+    const char *g = strstr(out, ", at ");
+    if (g) sscanf(g, ", at %u Gaussians", &at);
     T_CHECK(hint && sscanf(hint, "--max-gaussians %u", &cap) == 1 && cap > 0 && cap < at, "the hint: %s", out);
     const char *go = strstr(out, "go on from step ");
     T_CHECK(go && sscanf(go, "go on from step %u", &from) == 1 && from > 0 && from % 20 == 0 && from < 60 &&
