@@ -116,6 +116,9 @@ mut eval_scale_cx_kept src/train/eval.c cli_ \
 mut eval_scale_counts_kept src/train/eval.c cli_ \
     'slot->n_pixels = n_pixels;' \
     ''
+mut cli_selective_adam_dropped src/cli/main.c cli_train_selective \
+    'else if (strcmp(a, "--selective-adam") == 0) desc.selective_adam = true;' \
+    'else if (strcmp(a, "--selective-adam") == 0) desc.selective_adam = false;'
 mut cli_unknown_command src/cli/main.c cli_ \
     'fprintf(stderr, "splatc: unknown command '"'"'%s'"'"'\n\n", cmd);' \
     'fprintf(stderr, "splatc: '"'"'%s'"'"'?\n\n", cmd);'
