@@ -681,64 +681,70 @@ SPLAT_TEST(cli_train_selective_adam)
     splat_scene_free(&cli_sel), splat_scene_free(&cli_plain), splat_scene_free(&lib);
 }
 
-/* A run that outgrows the GPU (SPLAT_MEM_LIMIT just under the peak of the same run without it):
- * exit 1 with the allocation that failed, the step, the count and a --max-gaussians to go on
- * with, naming the last checkpoint; no point_cloud.ply; and the command it suggests, under the
- * same limit, finishes within the cap. A limit that is not a size is refused. */
+/* A run that outgrows the GPU (SPLAT_MEM_LIMIT just under the peak of the same run without it),
+ * with either strategy: exit 1 with the allocation that failed, the step, the count and a
+ * --max-gaussians to go on with, naming the last checkpoint; no point_cloud.ply; and the command it
+ * suggests, under the same limit, finishes within the cap (for MCMC, whose failed adding leaves
+ * the model as it was, the count it failed at). A limit that is not a size is refused. */
 SPLAT_TEST(cli_train_out_of_memory)
 {
     const char *dir = cli_demo("demo", 32, 8);
     if (!dir) return;
-    char a[600], b[600], args[2400], path[800], *out;
-    snprintf(a, sizeof a, "%s", splat_test_path("a"));
-    snprintf(b, sizeof b, "%s", splat_test_path("b"));
-    uint32_t seed = (uint32_t)(splat__rng_u64(splat_test_rng()) % 1000000);
-    const char *run = "--steps 60 --refine-start 10 --refine-every 10 --checkpoint-every 20 --no-renders -q";
-    snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, a, seed, run);
-    T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
-    free(out);
-    snprintf(path, sizeof path, "%s/metrics.json", a);
-    char *m = read_text(path);
-    double peak = m ? number_after(m, "\"peak_gpu_memory_bytes\":") : 0;
-    free(m);
-    T_REQUIRE(peak > 0, "no peak in %s", path);
-    double limit = 0.9 * peak / 1048576.0;
-    printf("  seed %u: peak %.0f bytes, limit %.4f MiB\n", seed, peak, limit);
+    const char *strategies[] = {"default", "mcmc"};
+    for (int k = 0; k < 2; k++) {
+        char a[600], b[600], args[2400], path[800], run[300], *out;
+        snprintf(a, sizeof a, "%s", splat_test_path(k ? "mcmc-a" : "a"));
+        snprintf(b, sizeof b, "%s", splat_test_path(k ? "mcmc-b" : "b"));
+        uint32_t seed = (uint32_t)(splat__rng_u64(splat_test_rng()) % 1000000);
+        snprintf(run, sizeof run, "--strategy %s --steps 60 --refine-start 10 --refine-every 10 --checkpoint-every 20 "
+                 "--no-renders -q", strategies[k]);
+        snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, a, seed, run);
+        T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
+        free(out);
+        snprintf(path, sizeof path, "%s/metrics.json", a);
+        char *m = read_text(path);
+        double peak = m ? number_after(m, "\"peak_gpu_memory_bytes\":") : 0;
+        free(m);
+        T_REQUIRE(peak > 0, "no peak in %s", path);
+        double limit = 0.9 * peak / 1048576.0;
+        printf("  %s, seed %u: peak %.0f bytes, limit %.4f MiB\n", strategies[k], seed, peak, limit);
 
-    char env[64];
-    snprintf(env, sizeof env, "SPLAT_MEM_LIMIT=%.6f", limit);
-    snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, b, seed, run);
-    int rc = run_cli_env(env, args, &out);
-    T_CHECK(rc == 1 && strstr(out, "would pass SPLAT_MEM_LIMIT") && strstr(out, "out of GPU memory after step"),
-            "exit %d: %s", rc, out);
-    const char *hint = strstr(out, "--max-gaussians ");
-    unsigned cap = 0, at = 0, from = 0;
-    const char *g = strstr(out, ", at ");
-    if (g) sscanf(g, ", at %u Gaussians", &at);
-    T_CHECK(hint && sscanf(hint, "--max-gaussians %u", &cap) == 1 && cap > 0 && cap < at, "the hint: %s", out);
-    const char *go = strstr(out, "go on from step ");
-    T_CHECK(go && sscanf(go, "go on from step %u", &from) == 1 && from > 0 && from % 20 == 0 && from < 60 &&
-                strstr(out, "/checkpoint.ckpt"),
-            "no checkpoint named: %s", out);
-    free(out);
-    snprintf(path, sizeof path, "%s/point_cloud.ply", b);
-    T_CHECK(!exists(path), "a failed run wrote %s", path);
-    if (!cap || !from) return;
+        char env[64];
+        snprintf(env, sizeof env, "SPLAT_MEM_LIMIT=%.6f", limit);
+        snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, b, seed, run);
+        int rc = run_cli_env(env, args, &out);
+        T_CHECK(rc == 1 && strstr(out, "would pass SPLAT_MEM_LIMIT") && strstr(out, "out of GPU memory after step"),
+                "%s: exit %d: %s", strategies[k], rc, out);
+        const char *hint = strstr(out, "--max-gaussians ");
+        unsigned cap = 0, at = 0, from = 0;
+        const char *g = strstr(out, ", at ");
+        if (g) sscanf(g, ", at %u Gaussians", &at);
+        T_CHECK(hint && sscanf(hint, "--max-gaussians %u", &cap) == 1 && cap > 0 && (k ? cap == at : cap < at), "the hint: %s",
+                out);
+        const char *go = strstr(out, "go on from step ");
+        T_CHECK(go && sscanf(go, "go on from step %u", &from) == 1 && from > 0 && from % 20 == 0 && from < 60 &&
+                    strstr(out, "/checkpoint.ckpt"),
+                "no checkpoint named: %s", out);
+        free(out);
+        snprintf(path, sizeof path, "%s/point_cloud.ply", b);
+        T_CHECK(!exists(path), "a failed run wrote %s", path);
+        if (!cap || !from) continue;
 
-    snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s --max-gaussians %u --resume '%s/checkpoint.ckpt'", dir, b,
-             seed, run, cap, b);
-    rc = run_cli_env(env, args, &out);
-    T_CHECK(rc == 0, "the suggested resume: exit %d: %s", rc, out);
-    free(out);
-    splat_scene s;
-    splat_error err = {0};
-    T_OK(splat_scene_load_ply(path, &s, &err), &err);
-    printf("  failed at %u Gaussians; resumed from step %u with --max-gaussians %u: %u\n", at, from, cap, s.count);
-    T_CHECK(s.count <= cap, "%u Gaussians, cap %u", s.count, cap);
-    splat_scene_free(&s);
-
-    T_CHECK(run_cli_env("SPLAT_MEM_LIMIT=lots", "info", &out) == 1 &&
-                strstr(out, "SPLAT_MEM_LIMIT: 'lots' is not a size"),
+        snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s --max-gaussians %u --resume '%s/checkpoint.ckpt'", dir,
+                 b, seed, run, cap, b);
+        rc = run_cli_env(env, args, &out);
+        T_CHECK(rc == 0, "%s, the suggested resume: exit %d: %s", strategies[k], rc, out);
+        free(out);
+        splat_scene s;
+        splat_error err = {0};
+        if (rc != 0) continue;
+        T_OK(splat_scene_load_ply(path, &s, &err), &err);
+        printf("  failed at %u Gaussians; resumed from step %u with --max-gaussians %u: %u\n", at, from, cap, s.count);
+        T_CHECK(s.count <= cap, "%s: %u Gaussians, cap %u", strategies[k], s.count, cap);
+        splat_scene_free(&s);
+    }
+    char *out;
+    T_CHECK(run_cli_env("SPLAT_MEM_LIMIT=lots", "info", &out) == 1 && strstr(out, "SPLAT_MEM_LIMIT: 'lots' is not a size"),
             "%s", out);
     free(out);
 }

@@ -768,11 +768,13 @@ static int cmd_train(int argc, char **argv)
         out_failed(&od);
         fail(&err);
         if (ran && err.status == SPLAT_ERR_OUT_OF_DEVICE_MEMORY) {
-            /* the model outgrew the GPU: say where, and how to go on within it */
-            uint32_t n = fail_count, cap = (uint32_t)((uint64_t)n * 4 / 5);
-            if (cap >= 10000) cap -= cap % 1000;
-            fprintf(stderr, "splatc: out of GPU memory after step %u of %u, at %u Gaussians; cap their number "
-                            "below that, e.g. --max-gaussians %u",
+            /* The model outgrew the GPU: say where, and how to go on within it. MCMC's failed adding
+             * leaves the model as it was, so its count is a cap that fits; the default strategy's
+             * count moves both ways, and the peak of its refine holds more than the model. */
+            uint32_t n = fail_count, cap = desc.strategy == SPLAT_STRATEGY_MCMC ? n : (uint32_t)((uint64_t)n * 4 / 5);
+            if (cap != n && cap >= 10000) cap -= cap % 1000;
+            fprintf(stderr, "splatc: out of GPU memory after step %u of %u, at %u Gaussians; cap their number, "
+                            "e.g. --max-gaussians %u",
                     fail_step, steps, n, cap ? cap : 1);
             if (ckpt_step)
                 fprintf(stderr, ", and go on from step %u with --resume %s/checkpoint.ckpt\n", ckpt_step, out);
