@@ -139,6 +139,7 @@ _SIGNATURES = {
     "splat_trainer_run": (_enum, [_vp, _u32, _P(_Error)]),
     "splat_trainer_step": (_u32, [_vp]),
     "splat_trainer_steps": (_u32, [_vp]),
+    "splat_trainer_count": (_u32, [_vp]),
     "splat_trainer_profile": (_u32, [_vp, _P(_StageTime), _u32]),
     "splat_trainer_diagnostics": (_u32, [_vp, ctypes.c_char_p, ctypes.c_size_t]),
     "splat_trainer_eval": (_enum, [_vp, ctypes.c_char_p, _P(_EvalResult), _P(_Error)]),
@@ -731,6 +732,11 @@ class Trainer:
     def steps(self):
         """The steps of the whole run."""
         return _lib.splat_trainer_steps(self._handle())
+
+    @property
+    def count(self):
+        """The Gaussians of the model now."""
+        return _lib.splat_trainer_count(self._handle())
 
     def scene(self):
         """The current Gaussians, a Scene (a copy)."""

@@ -182,6 +182,7 @@ def case_train_vs_cli():
     mine, cli = t.scene(), splatc.load_ply(f"{tmp}/out/point_cloud.ply")
     print(f"  {mine} after {steps} steps (seed {seed}, degree {degree}, background {bg}, cap {cap})")
     check(mine.count == cli.count and mine.sh_degree == cli.sh_degree, f"{mine} vs the CLI's {cli}")
+    check(t.count == mine.count, f"the trainer counts {t.count} Gaussians, its scene has {mine.count}")
     for g in ("means", "log_scales", "quats", "opacities", "sh"):
         same_bits(getattr(mine, g), getattr(cli, g), g)
     mine.save_ply(f"{tmp}/mine.ply")
