@@ -17,10 +17,15 @@ static void check_backward(t_render *t, t_ref *ref, const splat_scene *scene, co
     uint32_t n = scene->count;
     uint64_t px = (uint64_t)cam->width * cam->height;
     float *g4 = calloc(px * 4, sizeof(float)), *d_rgb = calloc(px * 3, sizeof(float)), *d_alpha = calloc(px, sizeof(float));
+    /* drawn at every pixel, so that a seed gives the same scenes whatever the margins decide */
     for (uint64_t p = 0; p < px; p++) {
-        if (ref->img.margin[p] < T_PIXEL_MARGIN) continue;
-        for (int c = 0; c < 3; c++) g4[4 * p + c] = d_rgb[3 * p + c] = (float)t_uniform(-1, 1);
-        g4[4 * p + 3] = d_alpha[p] = (float)t_uniform(-1, 1);
+        bool border = ref->img.margin[p] < T_PIXEL_MARGIN;
+        for (int c = 0; c < 4; c++) {
+            float v = (float)t_uniform(-1, 1);
+            g4[4 * p + c] = border ? 0 : v;
+        }
+        for (int c = 0; c < 3; c++) d_rgb[3 * p + c] = g4[4 * p + c];
+        d_alpha[p] = g4[4 * p + 3];
     }
     T_OK(splat__buf_upload(t->g, &t->bufs.grad_img, 0, g4, px * 16, &err), &err);
     splat__render_bwd(splat__stream_cmd(&t->stream), &t->r, &t->scene, &t->bufs, n, &t->grads, false);

@@ -614,6 +614,16 @@ SPLAT_TEST(ref_raster_single_gaussian)
     for (int ch = 0; ch < 3; ch++) T_CHECK(near_eq(proj.color[ch], color[ch], tol), "colour %d: %.15g, want %.15g",
                                           ch, proj.color[ch], color[ch]);
     T_CHECK(near_eq(proj.margin, margin, 1e-9), "margin %g, want %g", proj.margin, margin);
+    /* On the axis p.x = p.y = 0, so mean2d's rounding bound is 8u (f / z S_r + |c_r|), S_r the sum
+     * of the camera-space row's magnitudes (ref.h, SPLAT_REF_POS_ROUNDING). */
+    double pos_err[2];
+    for (int r = 0; r < 2; r++) {
+        double S = fabs(cam.t[r]);
+        for (int k = 0; k < 3; k++) S += fabs((double)cam.R[r * 3 + k] * s.means[k]);
+        pos_err[r] = 8 * 0x1p-24 * ((r ? fy : fx) / z * S + (r ? cam.cy : cam.cx));
+        T_CHECK(near_eq(proj.mean2d_err[r], pos_err[r], 1e-9), "mean2d_err[%d] %g, want %g", r, proj.mean2d_err[r],
+                pos_err[r]);
+    }
 
     /* Tiles: with b = 0 the minimum over a rectangle is at the point of it nearest the mean. */
     uint32_t touched = 0;
@@ -644,9 +654,11 @@ SPLAT_TEST(ref_raster_single_gaussian)
             if (fabs(alpha * 255 - 1) < 1e-9) continue;
             bool blend = tile && alpha >= 1 / 255.0;
             double want_T = blend ? 1 - alpha : 1, want_m = HUGE_VAL;
+            /* the alphas' decisions less what mean2d's rounding can move sigma: |d sigma / d mean2d| pos_err */
+            double v_err = fabs(dx / a) * pos_err[0] + fabs(dy / c) * pos_err[1];
             if (tile) {
-                want_m = fmin(1, fmin(fabs(v - 0.999) / 0.999, fabs(alpha * 255 - 1)));
-                if (blend) want_m = fmin(want_m, fabs(want_T - 1e-4) / 1e-4);
+                want_m = fmin(1, fmin(fabs(v - 0.999) / 0.999, fabs(alpha * 255 - 1)) - v_err);
+                if (blend) want_m = fmin(want_m, fabs(want_T - 1e-4) / 1e-4 - alpha / (1 - alpha) * v_err);
             }
             for (int ch = 0; ch < 3; ch++) {
                 double want = (blend ? color[ch] * alpha : 0) + want_T * set.background[ch];

@@ -182,6 +182,18 @@ static void project_fwd(const splat__ref_gauss *g, const splat__ref_cam *c, cons
         }
     out->mean2d[0] = c->fx * f->p[0] / z + c->cx;
     out->mean2d[1] = c->fy * f->p[1] / z + c->cy;
+    /* How far float32 may put mean2d from this value: p_r = R_r . mu + t_r rounds by up to
+     * gamma_4 ~ 4u of S_r = sum_k |R_rk mu_k| + |t_r|, which f / z carries to the screen (for
+     * p_z through p_r / z); the division, the product and the sum add a few u of their results.
+     * Twice that bound, like the depth keys' in the tests. */
+    double Sz = fabs(c->t[2]);
+    for (int k = 0; k < 3; k++) Sz += fabs(R[6 + k] * g->mean[k]);
+    for (int r = 0; r < 2; r++) {
+        double Sr = fabs(c->t[r]), fr = r ? c->fy : c->fx, ur = f->p[r] / z;
+        for (int k = 0; k < 3; k++) Sr += fabs(R[r * 3 + k] * g->mean[k]);
+        out->mean2d_err[r] = SPLAT_REF_POS_ROUNDING * 0x1p-24 *
+                             (fr / z * (Sr + fabs(ur) * Sz) + fabs(fr * ur) + fabs(out->mean2d[r]));
+    }
 
     /* 5. Low-pass and conic. cov[1] and cov[2] are equal up to rounding; take the upper one. */
     f->a = cov[0] + SPLAT_REF_EPS2D, f->b = cov[1], f->c = cov[3] + SPLAT_REF_EPS2D;

@@ -91,6 +91,14 @@ static double pixel_sigma(const splat_ref_proj *p, double x, double y, double *d
     return sigma;
 }
 
+/* How much mean2d's float32 rounding (mean2d_err) may move sigma at (dx, dy): the bound on the
+ * relative change of this Gaussian's alpha. */
+static double sigma_rounding(const splat_ref_proj *p, double dx, double dy)
+{
+    const double *q = p->conic;
+    return fabs(q[0] * dx + q[1] * dy) * p->mean2d_err[0] + fabs(q[1] * dx + q[2] * dy) * p->mean2d_err[1];
+}
+
 static double rel_margin(double v, double thr) { return fabs(v - thr) / thr; }
 
 /* The tile list a pixel blends: [*n] ids, the cap applied. */
@@ -120,7 +128,8 @@ void splat__ref_rasterize(const splat_camera *cam, const splat_ref_settings *set
             double x = px + 0.5, y = py + 0.5;
             uint32_t n;
             const uint32_t *ids = pixel_list(lists, set, px, py, &n);
-            double T = 1, C[3] = {0, 0, 0}, D = 0, margin = HUGE_VAL;
+            /* T_err: the relative change of T that the blended alphas' rounding bounds add up to */
+            double T = 1, T_err = 0, C[3] = {0, 0, 0}, D = 0, margin = HUGE_VAL;
             int32_t last = -1;
             for (uint32_t k = 0; k < n; k++) {
                 const splat_ref_proj *p = &proj[ids[k]];
@@ -128,17 +137,17 @@ void splat__ref_rasterize(const splat_camera *cam, const splat_ref_settings *set
                 double dx, dy;
                 double sigma = pixel_sigma(p, x, y, &dx, &dy, &margin);
                 if (sigma < 0) continue;
-                double v = p->opacity * exp(-sigma);
-                margin_min(&margin, rel_margin(v, SPLAT_REF_ALPHA_MAX));
+                double v = p->opacity * exp(-sigma), v_err = sigma_rounding(p, dx, dy);
+                margin_min(&margin, rel_margin(v, SPLAT_REF_ALPHA_MAX) - v_err);
                 double alpha = v < SPLAT_REF_ALPHA_MAX ? v : SPLAT_REF_ALPHA_MAX;
-                margin_min(&margin, rel_margin(alpha, SPLAT_REF_ALPHA_MIN));
+                margin_min(&margin, rel_margin(alpha, SPLAT_REF_ALPHA_MIN) - v_err);
                 if (alpha < SPLAT_REF_ALPHA_MIN) continue;
-                double next_T = T * (1 - alpha);
-                margin_min(&margin, rel_margin(next_T, SPLAT_REF_T_MIN));
+                double next_T = T * (1 - alpha), next_T_err = T_err + alpha / (1 - alpha) * v_err;
+                margin_min(&margin, rel_margin(next_T, SPLAT_REF_T_MIN) - next_T_err);
                 if (next_T <= SPLAT_REF_T_MIN) break;
                 for (int ch = 0; ch < 3; ch++) C[ch] += p->color[ch] * alpha * T;
                 D += p->depth * alpha * T;
-                T = next_T;
+                T = next_T, T_err = next_T_err;
                 last = (int32_t)ids[k];
             }
             for (int ch = 0; ch < 3; ch++) img->rgb[pix * 3 + ch] = C[ch] + T * set->background[ch];

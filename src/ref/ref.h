@@ -19,7 +19,9 @@
  *   the one that stops its loop): sigma < 0 as |sigma| / terms, terms = 0.5 (|A| dx^2 +
  *   |C| dy^2) + |B dx dy| (1 where terms = 0: sigma >= 0 exactly, so only cancellation among
  *   its terms can give it the wrong sign); alpha_i exp(-sigma) against ALPHA_MAX;
- *   alpha against ALPHA_MIN; next_T against T_MIN (each relative to its threshold).
+ *   alpha against ALPHA_MIN; next_T against T_MIN (each relative to its threshold, less the
+ *   relative change that mean2d's rounding, mean2d_err, can make: |d sigma / d mean2d| times
+ *   it for the alphas, summed over the blended Gaussians for the transmittance).
  *   A pixel that decides nothing has margin HUGE_VAL.
  * - tiles (splat_ref_lists border pairs): a candidate pair is borderline when
  *   |min_sigma - tau'| <= SPLAT_REF_BORDER * max(tau', 1), min_sigma being the minimum of
@@ -33,6 +35,12 @@
  * MIN_COMPENSATION^2 (torch.clamp), and alpha_i exp(-sigma) == ALPHA_MAX counts as
  * unclamped (gsplat's `opac * vis <= 0.999f`). */
 #define SPLAT_REF_BORDER 1e-4
+
+/* mean2d in float32 is off by up to gamma_4 of the camera-space sums (2^-24 units times the
+ * magnitudes summed), carried to the screen; the reference allows this many units, twice the
+ * bound. A steep Gaussian turns that into a change of sigma, and so of alpha, larger than
+ * SPLAT_REF_BORDER: the raster's alpha and transmittance margins are net of it. */
+#define SPLAT_REF_POS_ROUNDING 8.0
 
 /* The constants of docs/RASTER.md. */
 #define SPLAT_REF_NEAR 0.01
@@ -66,6 +74,9 @@ typedef struct splat_ref_proj {
     double opacity;          /* sigmoid of the logit, times compensation */
     double compensation;     /* antialiased: sqrt(max(det0 / det, MIN_COMPENSATION^2)); classic: 1 */
     double radius[2];        /* rx, ry */
+    /* A bound on float32's rounding of mean2d, per axis, in pixels (SPLAT_REF_POS_ROUNDING):
+     * the raster's decisions are borderline within what it moves sigma. */
+    double mean2d_err[2];
     uint32_t tiles_touched;
     /* Smallest relative margin over this Gaussian's preprocess decisions: near plane,
      * det > 0, opacity >= ALPHA_MIN, the guard-band clamps, the colour clamps at 0. */
