@@ -75,7 +75,7 @@ mut sort_digit_short src/sort/sort.c sort_ \
     'uint32_t width = word_bits[w] / passes[w] + (p < word_bits[w] % passes[w]);' \
     'uint32_t width = word_bits[w] / passes[w];'
 # the reference's own margins (the oracle's borderline pixels)
-mut ref_T_margin_no_rounding src/ref/rasterize.c ref_raster \
+mut ref_T_margin_no_rounding src/ref/rasterize.c ref_raster_transmittance \
     'double next_T = T * (1 - alpha), next_T_err = T_err + alpha / (1 - alpha) * v_err;' \
     'double next_T = T * (1 - alpha), next_T_err = T_err;'
 # train

@@ -996,6 +996,71 @@ SPLAT_TEST(ref_raster_occlusion)
     splat_scene_free(&s);
 }
 
+/* Four small Gaussians stacked along the ray of a pixel, a fraction of a pixel off its centre,
+ * their opacities set so that each blends alpha = 0.89975 there: the transmittance ends at
+ * (1 - alpha)^4 = 1.01e-4, 1 % above T_MIN, the pixel's closest decision. Its margin is that 1 %
+ * less what mean2d's rounding can move the four alphas (ref.h): sum_k alpha_k / (1 - alpha_k)
+ * |d sigma_k / d mean2d| mean2d_err_k, here a few 1e-4. */
+SPLAT_TEST(ref_raster_transmittance_rounding)
+{
+    splat_camera cam = random_camera(20, 80);
+    splat_ref_settings set = random_settings(0, 0);
+    splat_scene s;
+    splat_error err = {0};
+    const uint32_t n = 4;
+    const double alpha = 1 - pow(1.01e-4, 0.25);
+    T_OK(splat_scene_init(&s, n, &err), &err);
+    s.count = n;
+    uint32_t px = rand_u32(0, cam.width - 1), py = rand_u32(0, cam.height - 1);
+    double ox = t_uniform(0.05, 0.2), oy = t_uniform(0.05, 0.2), z = t_uniform(1, 3);
+    for (uint32_t i = 0; i < n; i++) {
+        double zi = z * (1 + 0.2 * i), std_px[3] = {t_uniform(0.6, 1), t_uniform(0.6, 1), t_uniform(0.6, 1)};
+        set_gaussian(&s, i, &cam, zi, (px + 0.5 + ox - cam.cx) / cam.fx, (py + 0.5 + oy - cam.cy) / cam.fy, std_px, 0, 1);
+    }
+    splat_ref_proj proj[4];
+    splat_ref_lists lists;
+    splat_ref_image img;
+    /* first the shapes, then the logits that give each its alpha at the pixel */
+    T_OK(splat__ref_render(&s, &cam, &set, proj, &lists, &img, &err), &err);
+    for (uint32_t i = 0; i < n; i++) {
+        double o = alpha / exp(-sigma_of(&proj[i], px + 0.5, py + 0.5));
+        T_REQUIRE(proj[i].projected && o < 1, "Gaussian %u: opacity %g needed", i, o);
+        s.opacities[i] = (float)log(o / (1 - o));
+    }
+    splat__ref_lists_free(&lists);
+    splat__ref_image_free(&img);
+    T_OK(splat__ref_render(&s, &cam, &set, proj, &lists, &img, &err), &err);
+
+    size_t pix = (size_t)py * cam.width + px;
+    double T = 1, T_err = 0, want = HUGE_VAL, plain = HUGE_VAL;
+    for (uint32_t i = 0; i < n; i++) {
+        const splat_ref_proj *p = &proj[i];
+        const double *q = p->conic;
+        double dx = p->mean2d[0] - (px + 0.5), dy = p->mean2d[1] - (py + 0.5);
+        double terms = 0.5 * (fabs(q[0]) * dx * dx + fabs(q[2]) * dy * dy) + fabs(q[1] * dx * dy);
+        double sigma = 0.5 * (q[0] * dx * dx + q[2] * dy * dy) + q[1] * dx * dy, a = p->opacity * exp(-sigma);
+        double v_err = fabs(q[0] * dx + q[1] * dy) * p->mean2d_err[0] + fabs(q[1] * dx + q[2] * dy) * p->mean2d_err[1];
+        T_CHECK(fabs(a - alpha) < 1e-6 && v_err > 0, "Gaussian %u: alpha %.9g, rounding %g", i, a, v_err);
+        double next_T = T * (1 - a);
+        T_err += a / (1 - a) * v_err;
+        double m_T = fabs(next_T - SPLAT_REF_T_MIN) / SPLAT_REF_T_MIN;
+        double m = fmin(sigma / terms, fmin(fabs(a - SPLAT_REF_ALPHA_MAX) / SPLAT_REF_ALPHA_MAX,
+                                            fabs(a - SPLAT_REF_ALPHA_MIN) / SPLAT_REF_ALPHA_MIN) - v_err);
+        want = fmin(want, fmin(m, m_T - T_err));
+        plain = fmin(plain, m_T);
+        T = next_T;
+    }
+    printf("  %ux%u, pixel %u,%u: T %.6g, margin %.6g (%.3g less than without the rounding)\n", cam.width, cam.height,
+           px, py, T, img.margin[pix], plain - img.margin[pix]);
+    T_CHECK(img.last[pix] == (int32_t)(n - 1) && near_eq(img.T[pix], T, 1e-9), "last %d, T %.9g, want %.9g",
+            img.last[pix], img.T[pix], T);
+    T_CHECK(near_eq(img.margin[pix], want, 1e-9), "margin %.12g, want %.12g", img.margin[pix], want);
+    T_CHECK(plain - want > 1e-6, "the rounding took only %g from the margin", plain - want);
+    splat__ref_lists_free(&lists);
+    splat__ref_image_free(&img);
+    splat_scene_free(&s);
+}
+
 /* Many faint Gaussians, each covering the whole image, so every tile lists all of them in the
  * same order and no pixel's loop stops early: with a cap, each pixel blends exactly the first
  * `cap` (its last contributor is the cap-th, T is their product), and the backward gives
