@@ -221,6 +221,11 @@ typedef struct splat_train_progress {
     double iters_per_sec;            /* over the run so far */
     double eta_sec;
     uint64_t isect_padded;           /* diagnostics: tile-list entries the two tile tests disagreed on (expected 0) */
+    /* Where the device's free memory stopped the model growing (the strategy grows no further than
+     * fits; docs/TRAIN.md, "When the GPU is full"): the count it allowed at the latest refine it bound
+     * and the step it first did; 0 and 0 when it never bound, or where the device does not report
+     * its memory budget (VK_EXT_memory_budget) and no SPLAT_MEM_LIMIT is set. */
+    uint32_t memory_cap, memory_cap_step;
 } splat_train_progress;
 
 /* The background training composites its renders and its images' alpha on. */

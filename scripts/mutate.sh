@@ -79,6 +79,9 @@ mut ref_T_margin_no_rounding src/ref/rasterize.c ref_raster_transmittance \
     'double next_T = T * (1 - alpha), next_T_err = T_err + alpha / (1 - alpha) * v_err;' \
     'double next_T = T * (1 - alpha), next_T_err = T_err;'
 # train
+mut densify_memory_blind src/train/strategy_default.c cli_train_memory \
+    '.max_count = d->max_gaussians, .memory = ctx,' \
+    '.max_count = d->max_gaussians, .memory = NULL,'
 mut sh_degree_stuck src/train/schedule.c train_ \
     'uint32_t d = step / 1000;' \
     'uint32_t d = 0;'

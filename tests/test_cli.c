@@ -681,11 +681,12 @@ SPLAT_TEST(cli_train_selective_adam)
     splat_scene_free(&cli_sel), splat_scene_free(&cli_plain), splat_scene_free(&lib);
 }
 
-/* A run that outgrows the GPU (SPLAT_MEM_LIMIT just under the peak of the same run without it),
- * with either strategy: exit 1 with the allocation that failed, the step, the count and a
- * --max-gaussians to go on with, naming the last checkpoint; no point_cloud.ply; and the command it
- * suggests, under the same limit, finishes within the cap (for MCMC, whose failed adding leaves
- * the model as it was, the count it failed at). A limit that is not a size is refused. */
+/* A run that outgrows a GPU which does not report its memory budget (SPLAT_MEM_LIMIT just under
+ * the peak of the same run without it, SPLAT_MEM_BUDGET_UNKNOWN=1: the strategies cannot see the
+ * limit coming), with either strategy: exit 1 with the allocation that failed, the step, the count
+ * and a --max-gaussians to go on with, naming the last checkpoint; no point_cloud.ply; and the
+ * command it suggests, under the same limit, finishes within the cap (for MCMC, whose failed adding
+ * leaves the model as it was, the count it failed at). A limit that is not a size is refused. */
 SPLAT_TEST(cli_train_out_of_memory)
 {
     const char *dir = cli_demo("demo", 32, 8);
@@ -709,8 +710,8 @@ SPLAT_TEST(cli_train_out_of_memory)
         double limit = 0.9 * peak / 1048576.0;
         printf("  %s, seed %u: peak %.0f bytes, limit %.4f MiB\n", strategies[k], seed, peak, limit);
 
-        char env[64];
-        snprintf(env, sizeof env, "SPLAT_MEM_LIMIT=%.6f", limit);
+        char env[96];
+        snprintf(env, sizeof env, "SPLAT_MEM_BUDGET_UNKNOWN=1 SPLAT_MEM_LIMIT=%.6f", limit);
         snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, b, seed, run);
         int rc = run_cli_env(env, args, &out);
         T_CHECK(rc == 1 && strstr(out, "would pass SPLAT_MEM_LIMIT") && strstr(out, "out of GPU memory after step"),
@@ -747,6 +748,64 @@ SPLAT_TEST(cli_train_out_of_memory)
     T_CHECK(run_cli_env("SPLAT_MEM_LIMIT=lots", "info", &out) == 1 && strstr(out, "SPLAT_MEM_LIMIT: 'lots' is not a size"),
             "%s", out);
     free(out);
+}
+
+/* A run that outgrows a GPU which reports its budget (SPLAT_MEM_LIMIT at a random 80-95 % of the
+ * peak of the same run without it), with either strategy: the strategy stops growing the model
+ * where its next refine would not fit, the run finishes (exit 0) within the limit, warns once with
+ * the step and the count, records both in metrics.json, and writes a scene that loads, with fewer
+ * Gaussians than the run without the limit. */
+SPLAT_TEST(cli_train_memory_full)
+{
+    const char *dir = cli_demo("demo", 32, 8);
+    if (!dir) return;
+    const char *strategies[] = {"default", "mcmc --max-gaussians 40000"};
+    for (int k = 0; k < 2; k++) {
+        char a[600], b[600], args[2400], path[800], run[300], env[64], *out;
+        snprintf(a, sizeof a, "%s", splat_test_path(k ? "mcmc-a" : "a"));
+        snprintf(b, sizeof b, "%s", splat_test_path(k ? "mcmc-b" : "b"));
+        uint32_t seed = (uint32_t)(splat__rng_u64(splat_test_rng()) % 1000000);
+        double f = 0.8 + 0.15 * (double)(splat__rng_u64(splat_test_rng()) % 1000) / 1000.0;
+        snprintf(run, sizeof run, "--strategy %s --steps 100 --refine-start 10 --refine-every 10 --no-renders -q",
+                 strategies[k]);
+        snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, a, seed, run);
+        T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
+        free(out);
+        snprintf(path, sizeof path, "%s/metrics.json", a);
+        char *m = read_text(path);
+        double peak = m ? number_after(m, "\"peak_gpu_memory_bytes\":") : 0;
+        double count = m ? number_after(m, "\"n_gaussians\":") : 0;
+        free(m);
+        T_REQUIRE(peak > 0 && count > 0, "no peak or count in %s", path);
+        double limit = f * peak;
+        snprintf(env, sizeof env, "SPLAT_MEM_LIMIT=%.6f", limit / 1048576.0);
+        snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, b, seed, run);
+        int rc = run_cli_env(env, args, &out);
+        unsigned step = 0, now = 0;
+        const char *w = strstr(out, "GPU memory is full: from step ");
+        T_CHECK(rc == 0 && w && sscanf(w, "GPU memory is full: from step %u the model grows no further than fits (%u", &step,
+                                       &now) == 2 && !strstr(w + 1, "GPU memory is full"),
+                "%s at %.0f %% of the peak: exit %d: %s", strategies[k], 100 * f, rc, out);
+        free(out);
+        if (rc != 0) continue;
+        snprintf(path, sizeof path, "%s/metrics.json", b);
+        m = read_text(path);
+        double peak_b = m ? number_after(m, "\"peak_gpu_memory_bytes\":") : 0;
+        double cap = m ? number_after(m, "\"memory_cap\":") : 0, cap_step = m ? number_after(m, "\"memory_cap_step\":") : 0;
+        free(m);
+        snprintf(path, sizeof path, "%s/point_cloud.ply", b);
+        splat_scene s;
+        splat_error err = {0};
+        T_OK(splat_scene_load_ply(path, &s, &err), &err);
+        printf("  %s, seed %u, limit %.0f %% of %.0f bytes: stopped growing at step %u (%u), ends with %u Gaussians "
+               "(%.0f without the limit), peak %.0f bytes\n",
+               strategies[k], seed, 100 * f, peak, step, now, s.count, count, peak_b);
+        T_CHECK(peak_b > 0 && peak_b <= limit, "peak %.0f over the limit %.0f", peak_b, limit);
+        T_CHECK(cap_step == step && cap > 0 && s.count <= cap && s.count < count,
+                "metrics: memory_cap %.0f at step %.0f; warned step %u; %u Gaussians, %.0f without the limit", cap, cap_step,
+                step, s.count, count);
+        splat_scene_free(&s);
+    }
 }
 
 /* --strategy mcmc end to end: 100 steps with refines every 10 from step 20 under a cap the refines

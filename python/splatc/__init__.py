@@ -86,7 +86,8 @@ class _RenderDesc(ctypes.Structure):
 
 class _TrainProgress(ctypes.Structure):
     _fields_ = [("step", _u32), ("steps", _u32), ("loss", _f32), ("psnr", _f32), ("n_gaussians", _u32),
-                ("iters_per_sec", _f64), ("eta_sec", _f64), ("isect_padded", _u64)]
+                ("iters_per_sec", _f64), ("eta_sec", _f64), ("isect_padded", _u64), ("memory_cap", _u32),
+                ("memory_cap_step", _u32)]
 
 
 _PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(_TrainProgress))

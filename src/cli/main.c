@@ -284,6 +284,10 @@ static bool write_metrics(const char *path, const splat_eval_result *ev, const s
     cJSON_AddNumberToObject(j, "ssim", ev->ssim);
     cJSON_AddNumberToObject(j, "l1", ev->l1);
     cJSON_AddNumberToObject(j, "final_train_loss", prog ? prog->loss : 0);
+    if (prog && prog->memory_cap_step) {
+        cJSON_AddNumberToObject(j, "memory_cap", prog->memory_cap);
+        cJSON_AddNumberToObject(j, "memory_cap_step", prog->memory_cap_step);
+    }
     char *text = cJSON_Print(j);
     cJSON_Delete(j);
     if (!text) return false;
@@ -361,6 +365,10 @@ static splat_train_progress g_last;
 static splat_viewer *g_viewer; /* the run's viewer, when it has one */
 static void remember(void *user, const splat_train_progress *p)
 {
+    if (p->memory_cap_step && !g_last.memory_cap_step)
+        fprintf(stderr, "%ssplatc: warning: GPU memory is full: from step %u the model grows no further than fits "
+                        "(%u Gaussians now); --max-gaussians sets a cap of your own\n",
+                ((train_ui *)user)->quiet ? "" : "\n", p->memory_cap_step, p->memory_cap);
     g_last = *p;
     if (g_viewer) splat_viewer_progress(g_viewer, p);
     train_ui *ui = user;

@@ -335,11 +335,13 @@ static splat_status create_device(splat_gpu *g, splat_error *err)
     if (g->queue_family == UINT32_MAX) return splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s has no compute queue", g->info.name);
     if (qf[g->queue_family].timestampValidBits == 0) g->info.timestamps = false;
 
-    const char *exts[4];
+    const char *exts[5];
     uint32_t n_ext = 0;
     exts[n_ext++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
     if (g->info.float_atomics) exts[n_ext++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
     if (has_device_ext(g->phys, "VK_KHR_portability_subset")) exts[n_ext++] = "VK_KHR_portability_subset";
+    g->mem_budget = has_device_ext(g->phys, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    if (g->mem_budget) exts[n_ext++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
 
     VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT,
@@ -413,6 +415,8 @@ splat_status splat__gpu_init(splat_gpu **out, const splat_gpu_desc *desc, splat_
         }
         g->mem_limit = (uint64_t)(mib * 1048576.0);
     }
+    const char *hidden = getenv("SPLAT_MEM_BUDGET_UNKNOWN");
+    g->mem_budget_hidden = hidden && *hidden && strcmp(hidden, "0") != 0;
     if (pthread_mutex_init(&g->lock, NULL) != 0) {
         splat__free(g);
         return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "gpu: cannot create a mutex");
@@ -467,4 +471,31 @@ void splat__gpu_free(splat_gpu *g)
     if (g->instance) vkDestroyInstance(g->instance, NULL);
     pthread_mutex_destroy(&g->lock);
     splat__free(g);
+}
+
+uint64_t splat__gpu_mem_available(splat_gpu *g, uint64_t *total)
+{
+    uint64_t avail = UINT64_MAX, size = UINT64_MAX;
+    if (total) *total = size;
+    if (g->mem_budget_hidden) return avail;
+    pthread_mutex_lock(&g->lock);
+    uint64_t in_use = g->mem_in_use;
+    pthread_mutex_unlock(&g->lock);
+    if (g->mem_limit) avail = g->mem_limit > in_use ? g->mem_limit - in_use : 0, size = g->mem_limit;
+    if (g->mem_budget) {
+        VkPhysicalDeviceMemoryBudgetPropertiesEXT budget = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+        VkPhysicalDeviceMemoryProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, .pNext = &budget};
+        vkGetPhysicalDeviceMemoryProperties2(g->phys, &props);
+        uint32_t best = UINT32_MAX;
+        for (uint32_t h = 0; h < props.memoryProperties.memoryHeapCount; h++)
+            if ((props.memoryProperties.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+                (best == UINT32_MAX || props.memoryProperties.memoryHeaps[h].size > props.memoryProperties.memoryHeaps[best].size))
+                best = h;
+        if (best != UINT32_MAX) {
+            uint64_t b = budget.heapBudget[best], u = budget.heapUsage[best];
+            if ((b > u ? b - u : 0) < avail) avail = b > u ? b - u : 0, size = b;
+        }
+    }
+    if (total) *total = size;
+    return avail;
 }

@@ -64,6 +64,9 @@ typedef struct splat_gpu {
     uint64_t mem_in_use, mem_peak;   /* device memory allocated through splat__buf_init (under `lock`) */
     uint64_t mem_limit;              /* SPLAT_MEM_LIMIT (MiB): allocations beyond it fail as out of memory, as
                                         on a GPU that size (0: none) */
+    bool mem_budget;                 /* VK_EXT_memory_budget is on: the heap's budget can be read */
+    bool mem_budget_hidden;          /* SPLAT_MEM_BUDGET_UNKNOWN=1: splat__gpu_mem_available knows nothing, as on a
+                                        device without the extension (SPLAT_MEM_LIMIT still binds) */
     PFN_vkCmdPushDescriptorSetKHR push_descriptor;
 } splat_gpu;
 
@@ -78,6 +81,13 @@ typedef struct splat_gpu_desc {
  * choice. Fails with SPLAT_ERR_NO_DEVICE (index absent, no Vulkan) or _UNSUPPORTED (the
  * device lacks something splatc needs; the message says what). */
 splat_status splat__gpu_init(splat_gpu **out, const splat_gpu_desc *desc, splat_error *err);
+
+/* Bytes of device memory that can still be allocated: SPLAT_MEM_LIMIT less what splatc holds, and
+ * the largest device-local heap's budget less its usage by every process (VK_EXT_memory_budget),
+ * whichever is less; UINT64_MAX when neither is known. *total (may be NULL) receives the size
+ * that bound it (the limit, or the heap's budget). An estimate of the moment: other processes
+ * allocate too. */
+uint64_t splat__gpu_mem_available(splat_gpu *g, uint64_t *total);
 void splat__gpu_free(splat_gpu *g);
 
 /* Lists the devices the loader sees (for `splatc info`): infos [max], returns the count. */

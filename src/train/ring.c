@@ -139,6 +139,7 @@ static splat_status retire(splat_trainer *t, uint32_t slot, uint32_t *gated_step
     }
     note_progress(t, rep);
     t->retired_any = true;
+    t->isect_seen = SPLAT_MAX(t->isect_seen, rep->counters.n_isect);
     t->prog.isect_padded += rep->counters.isect_padded;
     return t->prof.on ? note_profile(t, slot, err) : SPLAT_OK;
 }
@@ -194,6 +195,8 @@ static void maybe_progress(splat_trainer *t, uint32_t until, bool force)
     t->prog.step = t->step;
     t->prog.steps = t->steps;
     t->prog.n_gaussians = t->model.count;
+    t->prog.memory_cap = t->model.memory_cap;
+    t->prog.memory_cap_step = t->model.memory_cap_step;
     double dt = t->time_in_runs + (now - t->run_start);
     uint32_t done = t->step - t->first_step;
     t->prog.iters_per_sec = dt >= 1.0 ? done / dt : 0;
@@ -265,9 +268,11 @@ static splat_status run_strategy(splat_trainer *t, uint32_t s, splat_error *err)
     splat_strategy_ctx ctx = {
         .gpu = t->env.gpu, .stream = t->env.stream, .sorter = &t->env.renderer->sorter, .model = &t->model,
         .rb = &t->rb, .desc = &t->desc, .scene_scale = t->scene_scale, .world_unit = t->world_unit,
+        .isect_seen = t->isect_seen,
     };
     bool resized = false;
     splat_status st = t->strategy->run(t->strategy_state, &ctx, s, &resized, err);
+    t->isect_seen = 0;
     splat__train_params_changed(t);
     if (st != SPLAT_OK || !resized) return st;
     st = splat__model_fit(t, err);

@@ -34,6 +34,7 @@ typedef struct splat_strategy_ctx {
     const splat_train_desc *desc;    /* resolved: the schedule, the seed */
     double scene_scale;
     double world_unit;               /* gsplat's world unit in this world's units (train.h) */
+    uint32_t isect_seen;             /* the most intersections a step needed since the last run (0: unknown) */
 } splat_strategy_ctx;
 
 struct splat_strategy_ops {
@@ -65,6 +66,19 @@ extern const splat_strategy_ops splat__strategy_mcmc;
 
 /* The strategy `kind` names, or NULL for an unknown value. */
 const splat_strategy_ops *splat__strategy_ops(splat_strategy kind);
+
+/* The most Gaussians the model can grow to from `count` within the device's free memory
+ * (splat__gpu_mem_available), UINT32_MAX when that is not known. A strategy grows by writing the
+ * arrays anew a few at a time: `passes` lists which, in order, as densify_apply's bits (group g of
+ * the parameters, SPLAT_APPLY_MOMENTS + g of the moments); each pass holds its new buffers beside
+ * the old ones, which it frees after. The gradients are freed first and, like the render's
+ * per-Gaussian buffers, come back at 1.25 times the count (splat__model_fit). The intersections a
+ * step needs (ctx->isect_seen) are expected to grow with the count, and their buffers, once too
+ * small, to half as much again. 1/32 of the device's memory (or of
+ * SPLAT_MEM_LIMIT) is kept back for what the estimate leaves out: the viewer's snapshots, the
+ * evaluation's renders, the strategy's scratch. */
+uint32_t splat__strategy_memory_fit(const splat_strategy_ctx *ctx, const uint32_t *passes, size_t n_passes,
+                                    uint32_t count);
 
 /* ------------------------------------------------ the default strategy, for its tests */
 
@@ -107,12 +121,19 @@ typedef struct splat_densify_job {
     float scene_scale;
     uint32_t prune_large_after;        /* the large-scale prune applies after this step (the reset period) */
     uint32_t max_count;                /* the budget (docs/TRAIN.md, "A budget"); UINT32_MAX: none */
+    /* the trainer's, to bound the growth by the device's free memory (splat__strategy_memory_fit);
+     * NULL: no such bound */
+    const splat_strategy_ctx *memory;
 } splat_densify_job;
 
 typedef struct splat_densify_result {
     uint32_t count;                    /* Gaussians after the refine */
     uint32_t clones, splits, pruned;   /* decisions made (pruned counts rows of the grown set) */
     uint32_t clones_cut, splits_cut;   /* surviving clones and splits the budget did not make */
+    /* The count the device's memory allowed, where it bound (0: it did not); the refine was
+     * skipped, the model left as it was, when not even its survivors fit. */
+    uint32_t memory_cap;
+    bool skipped;
 } splat_densify_result;
 
 splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *res, splat_error *err);

@@ -127,6 +127,14 @@ static void record_totals(splat_cmd *c, const splat_sorter *sorter, splat_densif
     splat__cmd_copy(c, SPLAT_VIEW(d->totals), SPLAT_VIEW_AT(d->readback, 0, 12));
 }
 
+/* The new arrays are written a few buffers at a time, in this order (densify_apply's bits). */
+static const uint32_t densify_passes[] = {
+    1u << SPLAT_GROUP_SH,
+    1u << (SPLAT_APPLY_MOMENTS + SPLAT_GROUP_SH),
+    ((1u << SPLAT_GROUP_COUNT) - 1) & ~(1u << SPLAT_GROUP_SH),
+    (((1u << SPLAT_GROUP_COUNT) - 1) & ~(1u << SPLAT_GROUP_SH)) << SPLAT_APPLY_MOMENTS,
+};
+
 splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *res, splat_error *err)
 {
     splat_gpu *g = job->gpu;
@@ -157,15 +165,21 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
     if (st != SPLAT_OK) return st;
     uint32_t r[5];
     memcpy(r, d->readback.map, sizeof r);
-    uint64_t new_count = (uint64_t)r[0] + r[1] + r[2];
-    if (new_count > job->max_count) {
+    uint64_t new_count = (uint64_t)r[0] + r[1] + r[2], wanted = new_count;
+    uint32_t fit = job->memory ? splat__strategy_memory_fit(job->memory, densify_passes, SPLAT_COUNTOF(densify_passes), n)
+                               : UINT32_MAX;
+    uint32_t cap = SPLAT_MIN(job->max_count, fit);
+    if (new_count > cap) {
         /* The budget binds. The base is every unsplit survivor and every split parent; each
          * candidate (a surviving clone, a split whose children survive) adds one Gaussian to it,
-         * and the N - base of the highest statistic are made. */
-        uint64_t clones = r[1], splits = r[2] / 2, base = (uint64_t)r[0] + splits;
-        uint64_t room = job->max_count > base ? job->max_count - base : 0;
+         * and the N - base of the highest statistic are made. The ranking's buffers count against
+         * the memory too. */
         st = rank_bufs_ensure(g, job->sorter, d, err);
         if (st != SPLAT_OK) return st;
+        if (job->memory) fit = splat__strategy_memory_fit(job->memory, densify_passes, SPLAT_COUNTOF(densify_passes), n);
+        cap = SPLAT_MIN(job->max_count, fit);
+        uint64_t clones = r[1], splits = r[2] / 2, base = (uint64_t)r[0] + splits;
+        uint64_t room = cap > base ? cap - base : 0;
         splat_budget_push bp = {.n = n, .scene_scale = job->scene_scale, .step = job->step, .flags = job->prune_large_after,
                                 .made = (uint32_t)SPLAT_MIN(room, clones + splits)};
         splat_view rank[DENSIFY_RANK_BINDINGS] = {
@@ -195,6 +209,13 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
         res->clones_cut = (uint32_t)(clones - r[1]);
         res->splits_cut = (uint32_t)(splits - r[2] / 2);
     }
+    if (fit < job->max_count && fit < wanted) res->memory_cap = fit;
+    if (new_count > fit) {
+        /* not even the survivors and the split parents fit: the model stays as it is */
+        res->count = n;
+        res->skipped = true;
+        return SPLAT_OK;
+    }
     if (new_count > UINT32_MAX / 4)
         return splat__fail(err, SPLAT_ERR_LIMIT, "densification at step %u would make %llu Gaussians", job->step,
                            (unsigned long long)new_count);
@@ -210,16 +231,11 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
      * writes the means and scales, whose split children read the old means, scales and
      * quaternions. */
     if (job->grads) splat__scene_gpu_free(g, job->grads);
-    static const uint32_t passes[] = {
-        1u << SPLAT_GROUP_SH,
-        1u << (SPLAT_APPLY_MOMENTS + SPLAT_GROUP_SH),
-        ((1u << SPLAT_GROUP_COUNT) - 1) & ~(1u << SPLAT_GROUP_SH),
-        (((1u << SPLAT_GROUP_COUNT) - 1) & ~(1u << SPLAT_GROUP_SH)) << SPLAT_APPLY_MOMENTS,
-    };
+    const uint32_t *passes = densify_passes;
     splat_scene_gpu np = {.capacity = new_count ? (uint32_t)new_count : 1};
     splat_scene_gpu nm = {.capacity = 2 * np.capacity};
     splat_apply_push ap = {.n = n, .seed = job->seed};
-    for (size_t k = 0; k < sizeof passes / sizeof *passes && st == SPLAT_OK; k++) {
+    for (size_t k = 0; k < SPLAT_COUNTOF(densify_passes) && st == SPLAT_OK; k++) {
         ap.outputs = passes[k];
         for (uint32_t gi = 0; gi < SPLAT_GROUP_COUNT && st == SPLAT_OK; gi++) {
             if (ap.outputs & (1u << gi)) st = splat__scene_gpu_group_init(g, &np, "params", gi, err);
@@ -320,13 +336,14 @@ static splat_status run(splat_strategy_state *s, const splat_strategy_ctx *ctx, 
             .params = &m->params, .moments = &m->moments, .grads = &m->grads, .stats = &ctx->rb->stats,
             .count = m->count, .step = step,
             .seed = (uint32_t)d->seed ^ step, .scene_scale = (float)ctx->scene_scale, .prune_large_after = d->reset_every,
-            .max_count = d->max_gaussians,
+            .max_count = d->max_gaussians, .memory = ctx,
         };
         splat_densify_result res;
         st = splat__densify_run(&job, &res, err);
         if (st != SPLAT_OK) return st;
+        if (res.memory_cap || res.skipped) splat__model_memory_bound(m, step, res.skipped ? m->count : res.memory_cap);
         m->count = res.count;
-        *resized = true;
+        *resized = !res.skipped;
     }
     if (reset_due(d, step)) {
         splat_cmd *c = splat__stream_cmd(ctx->stream);

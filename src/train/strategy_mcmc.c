@@ -318,9 +318,14 @@ static splat_status run(splat_strategy_state *s, const splat_strategy_ctx *ctx, 
 {
     const splat_train_desc *d = ctx->desc;
     splat_model *m = ctx->model;
+    /* the adding grows the buffers one at a time, the parameters' then the moments' (splat__mcmc_refine) */
+    uint32_t passes[2 * SPLAT_GROUP_COUNT];
+    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) passes[k] = 1u << k, passes[SPLAT_GROUP_COUNT + k] = 1u << (SPLAT_APPLY_MOMENTS + k);
+    uint32_t fit = splat__strategy_memory_fit(ctx, passes, SPLAT_COUNTOF(passes), m->count);
+    if ((uint64_t)m->count + added_of(m->count, d->max_gaussians) > fit) splat__model_memory_bound(m, step, SPLAT_MAX(fit, m->count));
     splat_mcmc_job job = {
         .gpu = ctx->gpu, .stream = ctx->stream, .sorter = ctx->sorter, .pipes = &s->pipes, .bufs = &s->bufs,
-        .params = &m->params, .moments = &m->moments, .grads = &m->grads, .count = m->count, .cap = d->max_gaussians,
+        .params = &m->params, .moments = &m->moments, .grads = &m->grads, .count = m->count, .cap = SPLAT_MIN(d->max_gaussians, fit),
         .seed = (uint32_t)d->seed ^ step, .noise_scale = (float)splat__mcmc_noise_scale(ctx->scene_scale, ctx->world_unit, step, d->steps),
     };
     splat_mcmc_result res;

@@ -152,7 +152,17 @@ typedef struct splat_model {
     uint32_t count;                           /* Gaussians */
     splat_scene_gpu params, grads;
     splat_scene_gpu moments;                  /* Adam m and v: two rows per Gaussian */
+    /* where the device's free memory stopped the growth: the count it allowed at the latest refine
+     * it bound, and the step it first did (0: never) */
+    uint32_t memory_cap, memory_cap_step;
 } splat_model;
+
+/* A strategy's growth was bounded by the device's memory at `step`, to `cap` Gaussians. */
+static inline void splat__model_memory_bound(splat_model *m, uint32_t step, uint32_t cap)
+{
+    if (!m->memory_cap_step) m->memory_cap_step = step;
+    m->memory_cap = cap;
+}
 
 /* strategy.h */
 typedef struct splat_strategy_state splat_strategy_state;
@@ -245,6 +255,7 @@ struct splat_trainer {
 
     splat_train_progress prog;
     bool retired_any;                         /* prog holds a retired iteration's loss */
+    uint32_t isect_seen;                      /* the most intersections a retired step needed since the strategy last ran */
     bool timing;                              /* the first run has started */
     uint32_t first_step;                      /* where this trainer's first run started */
     double run_start, time_in_runs;           /* the running run's start; seconds of the runs before it */

@@ -51,6 +51,8 @@ static int layout(void)
         FIELD(splat_train_progress, loss), FIELD(splat_train_progress, psnr), FIELD(splat_train_progress, n_gaussians),
         FIELD(splat_train_progress, iters_per_sec), FIELD(splat_train_progress, eta_sec),
         FIELD(splat_train_progress, isect_padded);
+        FIELD(splat_train_progress, memory_cap);
+        FIELD(splat_train_progress, memory_cap_step);
     SIZE(splat_train_desc), FIELD(splat_train_desc, data), FIELD(splat_train_desc, images_factor), FIELD(splat_train_desc, eval),
         FIELD(splat_train_desc, eval_scale),
         FIELD(splat_train_desc, steps), FIELD(splat_train_desc, render), FIELD(splat_train_desc, background),
