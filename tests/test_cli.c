@@ -681,6 +681,24 @@ SPLAT_TEST(cli_train_selective_adam)
     splat_scene_free(&cli_sel), splat_scene_free(&cli_plain), splat_scene_free(&lib);
 }
 
+/* `splatc train DIR -o OUT --seed SEED RUN` without a memory limit: its peak GPU memory in bytes
+ * (0 when metrics.json lacks it) and, when `count` is given, its final count. */
+static double unlimited_peak(const char *dir, const char *out, uint32_t seed, const char *run, double *count)
+{
+    char args[2400], path[800], *text;
+    snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, out, seed, run);
+    int rc = run_cli(args, &text);
+    T_CHECK(rc == 0, "exit %d: %s", rc, text);
+    free(text);
+    if (rc != 0) return 0;
+    snprintf(path, sizeof path, "%s/metrics.json", out);
+    char *m = read_text(path);
+    double peak = m ? number_after(m, "\"peak_gpu_memory_bytes\":") : 0;
+    if (count) *count = m ? number_after(m, "\"n_gaussians\":") : 0;
+    free(m);
+    return peak;
+}
+
 /* A run that outgrows a GPU which does not report its memory budget (SPLAT_MEM_LIMIT just under
  * the peak of the same run without it, SPLAT_MEM_BUDGET_UNKNOWN=1: the strategies cannot see the
  * limit coming), with either strategy: exit 1 with the allocation that failed, the step, the count
@@ -699,14 +717,8 @@ SPLAT_TEST(cli_train_out_of_memory)
         uint32_t seed = (uint32_t)(splat__rng_u64(splat_test_rng()) % 1000000);
         snprintf(run, sizeof run, "--strategy %s --steps 60 --refine-start 10 --refine-every 10 --checkpoint-every 20 "
                  "--no-renders -q", strategies[k]);
-        snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, a, seed, run);
-        T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
-        free(out);
-        snprintf(path, sizeof path, "%s/metrics.json", a);
-        char *m = read_text(path);
-        double peak = m ? number_after(m, "\"peak_gpu_memory_bytes\":") : 0;
-        free(m);
-        T_REQUIRE(peak > 0, "no peak in %s", path);
+        double peak = unlimited_peak(dir, a, seed, run, NULL);
+        T_REQUIRE(peak > 0, "no peak in %s/metrics.json", a);
         double limit = 0.9 * peak / 1048576.0;
         printf("  %s, seed %u: peak %.0f bytes, limit %.4f MiB\n", strategies[k], seed, peak, limit);
 
@@ -768,15 +780,8 @@ SPLAT_TEST(cli_train_memory_full)
         double f = 0.8 + 0.15 * (double)(splat__rng_u64(splat_test_rng()) % 1000) / 1000.0;
         snprintf(run, sizeof run, "--strategy %s --steps 100 --refine-start 10 --refine-every 10 --no-renders -q",
                  strategies[k]);
-        snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, a, seed, run);
-        T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
-        free(out);
-        snprintf(path, sizeof path, "%s/metrics.json", a);
-        char *m = read_text(path);
-        double peak = m ? number_after(m, "\"peak_gpu_memory_bytes\":") : 0;
-        double count = m ? number_after(m, "\"n_gaussians\":") : 0;
-        free(m);
-        T_REQUIRE(peak > 0 && count > 0, "no peak or count in %s", path);
+        double count = 0, peak = unlimited_peak(dir, a, seed, run, &count);
+        T_REQUIRE(peak > 0 && count > 0, "no peak or count in %s/metrics.json", a);
         double limit = f * peak;
         snprintf(env, sizeof env, "SPLAT_MEM_LIMIT=%.6f", limit / 1048576.0);
         snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, b, seed, run);
@@ -789,7 +794,7 @@ SPLAT_TEST(cli_train_memory_full)
         free(out);
         if (rc != 0) continue;
         snprintf(path, sizeof path, "%s/metrics.json", b);
-        m = read_text(path);
+        char *m = read_text(path);
         double peak_b = m ? number_after(m, "\"peak_gpu_memory_bytes\":") : 0;
         double cap = m ? number_after(m, "\"memory_cap\":") : 0, cap_step = m ? number_after(m, "\"memory_cap_step\":") : 0;
         free(m);
