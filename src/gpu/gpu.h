@@ -83,8 +83,9 @@ typedef struct splat_gpu_desc {
 splat_status splat__gpu_init(splat_gpu **out, const splat_gpu_desc *desc, splat_error *err);
 
 /* Bytes of device memory that can still be allocated: SPLAT_MEM_LIMIT less what splatc holds, and
- * the largest device-local heap's budget less its usage by every process (VK_EXT_memory_budget),
- * whichever is less; UINT64_MAX when neither is known. *total (may be NULL) receives the size
+ * the largest device-local heap's budget for this process (the driver's estimate, which leaves
+ * out what other processes hold) less this process's usage of it (VK_EXT_memory_budget), whichever
+ * is less; UINT64_MAX when neither is known. *total (may be NULL) receives the size
  * that bound it (the limit, or the heap's budget). An estimate of the moment: other processes
  * allocate too. */
 uint64_t splat__gpu_mem_available(splat_gpu *g, uint64_t *total);
