@@ -639,7 +639,9 @@ class Trainer:
                          checkpoint trained antialiased goes on so)
         strategy         None or "default" (gsplat's default), or "mcmc" (its MCMCStrategy)
         progress         a function called with a dict (step, steps, loss, psnr, n_gaussians,
-                         iters_per_sec, eta_sec) every progress_ms; the latest is also .progress
+                         iters_per_sec, eta_sec, memory_cap and memory_cap_step: where the GPU's
+                         free memory stopped the growth, 0 when it did not) every progress_ms;
+                         the latest is also .progress
 
     The dataset is loaded and the Gaussians initialised here."""
 
@@ -694,7 +696,8 @@ class Trainer:
     def _on_progress(self, user, p):
         p = p.contents
         self.progress = {"step": p.step, "steps": p.steps, "loss": p.loss, "psnr": p.psnr,
-                         "n_gaussians": p.n_gaussians, "iters_per_sec": p.iters_per_sec, "eta_sec": p.eta_sec}
+                         "n_gaussians": p.n_gaussians, "iters_per_sec": p.iters_per_sec, "eta_sec": p.eta_sec,
+                         "memory_cap": p.memory_cap, "memory_cap_step": p.memory_cap_step}
         if self._user_progress is not None and self._callback_error is None:
             try:
                 self._user_progress(dict(self.progress))

@@ -179,6 +179,7 @@ def case_train_vs_cli():
     check(t.step() == 1 and t.step(4) == 5 and t.run(12) == 12 and t.run() == steps, "steps done")
     check(t.step() == steps, "a step past the end")
     check(seen and seen[-1]["step"] <= steps and t.progress is not None, f"progress reports: {seen[-1:]}")
+    check((t.progress["memory_cap"], t.progress["memory_cap_step"]) == (0, 0), f"no memory bound here: {t.progress}")
     mine, cli = t.scene(), splatc.load_ply(f"{tmp}/out/point_cloud.ply")
     print(f"  {mine} after {steps} steps (seed {seed}, degree {degree}, background {bg}, cap {cap})")
     check(mine.count == cli.count and mine.sh_degree == cli.sh_degree, f"{mine} vs the CLI's {cli}")
