@@ -19,6 +19,31 @@ SPLAT_TEST(core_error_keeps_first)
 }
 
 
+SPLAT_TEST(core_error_keeps_both_ends)
+{
+    /* A path longer than the message buffer (a name taken from a file can be) must leave both the
+     * start (which file) and the end (what is wrong) in the message; one that fits stays whole. */
+    const char *end = ": the image name has 7 fields";
+    char path[3000];
+    for (int k = 0; k < 2; k++) {
+        uint64_t r = splat__rng_u64(splat_test_rng());
+        size_t n = k == 0 ? 1 + r % 400 : 600 + r % (sizeof path - 601);
+        for (size_t i = 0; i < n; i++) path[i] = (char)('a' + i % 26);
+        path[0] = '/', path[n] = '\0';
+        splat_error err = {0};
+        splat__fail(&err, SPLAT_ERR_FORMAT, "%s: the image name has %d fields", path, 7);
+        size_t len = strlen(err.msg);
+        if (k == 0) {
+            T_CHECK(len == n + strlen(end) && strncmp(err.msg, path, n) == 0, "%s", err.msg);
+            continue;
+        }
+        T_CHECK(len == sizeof err.msg - 1, "length %zu", len);
+        T_CHECK(strncmp(err.msg, path, 100) == 0, "start lost (path %zu bytes): %s", n, err.msg);
+        T_CHECK(strcmp(err.msg + len - strlen(end), end) == 0, "end lost (path %zu bytes): %s", n, err.msg);
+    }
+}
+
+
 SPLAT_TEST(core_scene_alloc_faults)
 {
     /* Every allocation of scene init fails in turn: each must report out-of-memory and leak

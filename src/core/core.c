@@ -1,7 +1,9 @@
 #include "core/core.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static const char *const status_names[SPLAT_STATUS_COUNT] = {
@@ -31,13 +33,37 @@ void splat__assert_fail(const char *expr, const char *file, int line)
     abort();
 }
 
+/* Messages read "PATH: problem", and a path can be as long as a name in a file makes it: a message
+ * too long for the buffer loses its middle, never its start (which file) or its end (what is wrong). */
+static void elide_middle(char *dst, size_t size, const char *src, size_t n)
+{
+    static const char mark[] = " [...] ";
+    if (n < size) {
+        memcpy(dst, src, n + 1);
+        return;
+    }
+    size_t tail = (size - sizeof mark) * 2 / 3, head = size - sizeof mark - tail;
+    memcpy(dst, src, head);
+    memcpy(dst + head, mark, sizeof mark - 1);
+    memcpy(dst + head + sizeof mark - 1, src + n - tail, tail);
+    dst[size - 1] = '\0';
+}
+
 splat_status splat__fail(splat_error *err, splat_status status, const char *fmt, ...)
 {
     if (err && err->status == SPLAT_OK) {
-        va_list ap;
+        va_list ap, again;
         va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_copy(again, ap);
+        char small[1024];
+        int n = vsnprintf(small, sizeof small, fmt, ap);
         va_end(ap);
+        char *full = small;
+        if (n >= (int)sizeof small && (full = splat__malloc((size_t)n + 1)) != NULL) vsnprintf(full, (size_t)n + 1, fmt, again);
+        va_end(again);
+        if (!full) full = small, n = (int)sizeof small - 1;
+        elide_middle(err->msg, sizeof err->msg, full, n < 0 ? 0 : (size_t)n);
+        if (full != small) splat__free(full);
         err->status = status;
     }
     return status;
