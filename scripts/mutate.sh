@@ -36,6 +36,12 @@ mut depth_key_zero shaders/isect_fwd.comp raster_ \
 mut range_end_short shaders/ranges_fwd.comp api_ \
     'if (i + 1u == n || tile_of_isect[i + 1u] != tile) ranges[tile].y = i + 1u;' \
     'if (i + 1u == n || tile_of_isect[i + 1u] != tile) ranges[tile].y = i;'
+mut seen_box_uncounted shaders/project_bwd.glsl train_stats_seen \
+    'if (STATS != 0u && skip_updates == 0u && rad.y != 0.0) stats[i].y += 1.0;' \
+    'if (STATS != 0u && skip_updates == 0u && rad.y != 0.0) stats[i].y += 0.0;'
+mut seen_box_no_ceil shaders/render_common.glsl train_stats_seen \
+    'vec2 r = ceil(ext * sqrt(vec2(a, c)));' \
+    'vec2 r = ext * sqrt(vec2(a, c));'
 mut stats_plus_two shaders/project_bwd.glsl train_ \
     'st.x += length(g);' \
     'st.x += length(g) + 2.0;'

@@ -82,6 +82,8 @@ uint backward(uint i, uint tid, float g[9], out float Y[16], out vec3 d_raw)
     vec2 rad = radii[i];
     if (rad.x == 0.0) {
         write_grads(i, vec3(0.0), vec3(0.0), vec4(0.0), 0.0);
+        // culled, but seen by gsplat's measure (frame.seen_box): a view with no gradient
+        if (STATS != 0u && skip_updates == 0u && rad.y != 0.0) stats[i].y += 1.0;
         return 0u;
     }
     splat_gpu_camera cam = frame.cam;

@@ -96,6 +96,7 @@ void main()
             count += tile_touched(conic, pr.mean2d, tau, uint(tx), uint(ty), cam.width, cam.height) ? 1u : 0u;
     if (count == 0u) {
         cull(i);
+        if (frame.seen_box != 0u && gsplat_box_overlaps(pr.mean2d, a, c, alpha, cam.width, cam.height)) radii[i] = vec2(0.0, 1.0);
         return;
     }
 

@@ -131,6 +131,16 @@ ivec4 candidate_tiles(vec2 mean2d, vec2 radius, uint tiles_x, uint tiles_y)
     return ivec4(max(int(a.x), 0), max(int(a.y), 0), min(int(b.x), int(tiles_x) - 1), min(int(b.y), int(tiles_y) - 1));
 }
 
+// gsplat's visibility: its opacity-aware box (extent at most 3.33 sigma, half-sides rounded up to
+// whole pixels) overlaps the image. A superset of what draws a pixel here: gsplat's default
+// strategy counts a view for every Gaussian it keeps (docs/TRAIN.md, "Densification").
+bool gsplat_box_overlaps(vec2 mean2d, float a, float c, float alpha, uint W, uint H)
+{
+    float ext = min(3.33, sqrt(2.0 * log(alpha / ALPHA_MIN)));
+    vec2 r = ceil(ext * sqrt(vec2(a, c)));
+    return mean2d.x + r.x > 0.0 && mean2d.x - r.x < float(W) && mean2d.y + r.y > 0.0 && mean2d.y - r.y < float(H);
+}
+
 // Does the Gaussian touch tile (tx, ty)? The rectangle of pixel centres, as offsets from the mean.
 bool tile_touched(vec3 conic, vec2 mean2d, float tau, uint tx, uint ty, uint W, uint H)
 {

@@ -47,6 +47,9 @@ SPLAT_STRUCT(splat_frame)
     u32 cap;                 /* max Gaussians per tile, 0 = unlimited */
     u32 n_gaussians;         /* rows of the scene in use */
     u32 antialiased;         /* 1: opacities scaled by the low-pass's compensation (splat_rasterize_mode) */
+    u32 seen_box;            /* 1: project_fwd marks radii (0, 1) on a Gaussian it culls for drawing no pixel
+                                while gsplat's box would keep it: the densification statistics count such a
+                                view (docs/TRAIN.md, "Densification") */
 };
 
 /* Counters the GPU writes and the host reads when it retires a submission. */

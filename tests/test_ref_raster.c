@@ -1495,3 +1495,35 @@ SPLAT_TEST(ref_raster_alloc_faults)
     free(proj);
     splat_scene_free(&s);
 }
+
+/* splat__ref_gsplat_box on values worked by hand: opacity 0.5 gives an extent of
+ * sqrt(2 ln 127.5) = 3.114 sigma, so a = 1 makes half-side ceil(3.114) = 4 and a = 4 makes
+ * ceil(6.228) = 7; opacity 0.01 gives sqrt(2 ln 2.55) = 1.368, and a = 4 makes ceil(2.736) = 3.
+ * The box must overlap the open image (0, 10) x (0, 8) with some area. */
+SPLAT_TEST(ref_gsplat_box_known)
+{
+    static const struct {
+        double opacity, a, c, x, y;
+        int in;
+    } cases[] = {
+        {0.5, 1, 1, -3.9, 4, 1},   /* right side at 0.1 */
+        {0.5, 1, 1, -4.0, 4, 0},   /* right side at 0: no area */
+        {0.5, 1, 1, 13.9, 4, 1},   /* left side at 9.9 */
+        {0.5, 1, 1, 14.0, 4, 0},   /* left side at 10 */
+        {0.5, 1, 4, 5, -6.9, 1},   /* bottom at 0.1 (half-side 7) */
+        {0.5, 1, 4, 5, 15.0, 0},   /* top at 8 */
+        {0.01, 4, 1, -2.9, 4, 1},  /* half-side 3 */
+        {0.01, 4, 1, -3.0, 4, 0},
+        {0.5, 1, 1, 5, 4, 1},      /* inside */
+    };
+    for (size_t k = 0; k < SPLAT_COUNTOF(cases); k++) {
+        splat_ref_proj p = {.projected = 1, .opacity = cases[k].opacity, .cov2d = {cases[k].a, 0, cases[k].c},
+                            .mean2d = {cases[k].x, cases[k].y}};
+        double margin;
+        int in = splat__ref_gsplat_box(&p, 10, 8, &margin);
+        T_CHECK(in == cases[k].in, "case %zu: %d, want %d", k, in, cases[k].in);
+        T_CHECK(margin >= 0 && margin <= 0.3, "case %zu: margin %g", k, margin);
+    }
+    splat_ref_proj culled = {.projected = 0, .opacity = 0.5, .cov2d = {1, 0, 1}, .mean2d = {5, 4}};
+    T_CHECK(splat__ref_gsplat_box(&culled, 10, 8, NULL) == 0, "a Gaussian not projected is not seen");
+}

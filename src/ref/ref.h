@@ -148,6 +148,14 @@ splat_status splat__ref_tile_lists(const splat_camera *cam, const splat_ref_proj
                                   splat_ref_lists *lists, splat_error *err);
 void splat__ref_lists_free(splat_ref_lists *lists);
 
+/* gsplat 1.6's visibility of a projected Gaussian (what its default strategy counts as a view
+ * that saw it; docs/TRAIN.md, "Densification"): the box of half-sides ceil(e sqrt(a)) and
+ * ceil(e sqrt(c)), e = min(3.33, sqrt(2 ln(opacity / ALPHA_MIN))), around mean2d overlaps the
+ * image (0, W) x (0, H) with some area. 0 for a Gaussian not `projected`. margin, when not NULL:
+ * the smallest distance in pixels of a decision from its flip (an argument of ceil from a whole
+ * number, a box side from the image's edge). */
+int splat__ref_gsplat_box(const splat_ref_proj *p, uint32_t width, uint32_t height, double *margin);
+
 splat_status splat__ref_image_init(splat_ref_image *img, uint32_t width, uint32_t height, splat_error *err);
 void splat__ref_image_free(splat_ref_image *img);
 

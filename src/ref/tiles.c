@@ -167,3 +167,20 @@ void splat__ref_lists_free(splat_ref_lists *lists)
     splat__free(lists->border_id);
     memset(lists, 0, sizeof *lists);
 }
+
+int splat__ref_gsplat_box(const splat_ref_proj *p, uint32_t width, uint32_t height, double *margin)
+{
+    if (margin) *margin = INFINITY;
+    if (!p->projected) return 0;
+    double e = fmin(3.33, sqrt(2 * log(p->opacity / SPLAT_REF_ALPHA_MIN)));
+    double half[2], size[2] = {width, height};
+    int in = 1;
+    for (int k = 0; k < 2; k++) {
+        double x = e * sqrt(p->cov2d[2 * k]); /* a for x, c for y */
+        half[k] = ceil(x);
+        double lo = p->mean2d[k] + half[k], hi = size[k] - (p->mean2d[k] - half[k]);
+        in = in && lo > 0 && hi > 0;
+        if (margin) *margin = fmin(*margin, fmin(fabs(x - round(x)), fmin(fabs(lo), fabs(hi))));
+    }
+    return in;
+}

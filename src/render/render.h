@@ -34,7 +34,7 @@
 #include "sort/sort.h"
 
 _Static_assert(sizeof(splat_gpu_camera) == 72, "camera layout");
-_Static_assert(sizeof(splat_frame) == 120, "frame layout");
+_Static_assert(sizeof(splat_frame) == 124, "frame layout");
 _Static_assert(sizeof(splat_counters) == 32, "counters layout");
 _Static_assert(sizeof(splat_render_push) == 16, "push layout");
 

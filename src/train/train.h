@@ -36,7 +36,7 @@
 #include "train_types.h"
 
 _Static_assert(sizeof(splat_train_view) == 72, "view layout");
-_Static_assert(sizeof(splat_train_slot) == 160 + 8 * SPLAT_GROUP_COUNT, "slot layout");
+_Static_assert(sizeof(splat_train_slot) == 164 + 8 * SPLAT_GROUP_COUNT, "slot layout");
 _Static_assert(sizeof(splat_train_report) == 64, "report layout");
 _Static_assert(sizeof(splat_train_push) == 32, "push layout");
 _Static_assert(sizeof(splat_budget_push) == 32, "budget push layout");
@@ -234,6 +234,8 @@ struct splat_trainer {
     double world_unit;       /* gsplat's world unit in this world's (splat__focus_distance): captures
                                 (COLMAP, transforms.json); 1 for NeRF-synthetic, which gsplat keeps */
     uint32_t steps, step, sh_max;
+    bool seen_box;                            /* the densification statistics count gsplat's box-visible views
+                                                 (SPLAT_DENSIFY_SEEN=box; docs/TRAIN.md, "Densification") */
     float background[3];                      /* the resolved background (AUTO and evaluation) */
     uint32_t max_w, max_h;                    /* the largest training or test image */
     uint32_t room_w, room_h;                  /* the largest image the render buffers, the loss scratch and
