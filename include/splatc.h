@@ -226,6 +226,10 @@ typedef struct splat_train_progress {
      * and the step it first did; 0 and 0 when it never bound, or where the device does not report
      * its memory budget (VK_EXT_memory_budget) and no SPLAT_MEM_LIMIT is set. */
     uint32_t memory_cap, memory_cap_step;
+    /* The default strategy's refines so far (since this trainer was made: a resumed run counts from
+     * its resume), and the Gaussians they cloned, split (each replaced by two) and pruned, summed:
+     * n_gaussians = the count before the first + cloned + split - pruned. 0 for MCMC. */
+    uint32_t refines, cloned, split, pruned;
 } splat_train_progress;
 
 /* The background training composites its renders and its images' alpha on. */

@@ -572,6 +572,33 @@ static uint32_t log_most_gaussians(const char *path, uint32_t *lines)
     return most;
 }
 
+/* The lines of a --log file that carry refine totals, each checked against its count of Gaussians:
+ * `start` + cloned + split - pruned (a split replaces one by two). The lines that disagree go to
+ * *bad; the most refines any line reports is returned, the clones and splits of the last line in
+ * *grown. */
+static uint32_t log_refine_totals(const char *path, uint32_t start, uint32_t *lines, uint32_t *bad, double *grown)
+{
+    char *text = read_text(path);
+    uint32_t most = 0;
+    *lines = *bad = 0;
+    *grown = 0;
+    for (char *line = text, *end; line && *line; line = end ? end + 1 : NULL) {
+        if ((end = strchr(line, '\n'))) *end = '\0';
+        if (!strstr(line, "\"refines\":")) continue;
+        double refines = number_after(line, "\"refines\":"), cloned = number_after(line, "\"cloned\":"),
+               split = number_after(line, "\"split\":"), pruned = number_after(line, "\"pruned\":"),
+               gaussians = number_after(line, "\"gaussians\":");
+        (*lines)++;
+        if (gaussians != start + cloned + split - pruned) {
+            if ((*bad)++ == 0) printf("  log line: %s\n", line);
+        }
+        most = refines > most ? (uint32_t)refines : most;
+        *grown = cloned + split;
+    }
+    free(text);
+    return most;
+}
+
 /* --max-gaussians with the default strategy, end to end: refines every 10 steps grow the demo's
  * 942 points past 3,000 in 40 steps without it; with it, no report of the run, nor the scene it
  * writes, is above the budget, and it grew. Zero is refused. */
@@ -601,6 +628,13 @@ SPLAT_TEST(cli_train_budget)
     T_OK(splat_scene_load_ply(path, &s, &err), &err);
     printf("  budget %u: at most %u Gaussians in %u log lines, %u in the scene\n", budget, most, lines, s.count);
     T_CHECK(lines > 2 && most <= budget && most > 942, "at most %u Gaussians in %u lines, budget %u", most, lines, budget);
+    /* the refines' totals add up to each line's count (refines after steps 20 and 30) */
+    uint32_t with_totals, bad;
+    double grown;
+    uint32_t refines = log_refine_totals(log, 942, &with_totals, &bad, &grown);
+    printf("  %u lines with refine totals, %u refines, %.0f cloned or split\n", with_totals, refines, grown);
+    T_CHECK(with_totals > 0 && bad == 0 && refines == 2 && grown > 0, "%u of %u lines off, %u refines, %.0f grown", bad,
+            with_totals, refines, grown);
     T_CHECK(s.count <= budget && s.count > 942, "%u Gaussians, budget %u", s.count, budget);
     splat_scene_free(&s);
 }

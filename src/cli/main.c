@@ -284,6 +284,12 @@ static bool write_metrics(const char *path, const splat_eval_result *ev, const s
     cJSON_AddNumberToObject(j, "ssim", ev->ssim);
     cJSON_AddNumberToObject(j, "l1", ev->l1);
     cJSON_AddNumberToObject(j, "final_train_loss", prog ? prog->loss : 0);
+    if (prog && prog->refines) {
+        cJSON_AddNumberToObject(j, "refines", prog->refines);
+        cJSON_AddNumberToObject(j, "cloned", prog->cloned);
+        cJSON_AddNumberToObject(j, "split", prog->split);
+        cJSON_AddNumberToObject(j, "pruned", prog->pruned);
+    }
     if (prog && prog->memory_cap_step) {
         cJSON_AddNumberToObject(j, "memory_cap", prog->memory_cap);
         cJSON_AddNumberToObject(j, "memory_cap_step", prog->memory_cap_step);
@@ -326,6 +332,12 @@ static void log_line(train_log *lg, uint32_t step, const splat_train_progress *p
         cJSON_AddNumberToObject(j, "train_psnr", p->psnr);
         cJSON_AddNumberToObject(j, "gaussians", p->n_gaussians);
         cJSON_AddNumberToObject(j, "it_per_sec", p->iters_per_sec);
+        if (p->refines) {
+            cJSON_AddNumberToObject(j, "refines", p->refines);
+            cJSON_AddNumberToObject(j, "cloned", p->cloned);
+            cJSON_AddNumberToObject(j, "split", p->split);
+            cJSON_AddNumberToObject(j, "pruned", p->pruned);
+        }
     }
     if (ev) {
         cJSON_AddNumberToObject(j, "eval_views", ev->n_views);

@@ -197,6 +197,8 @@ static void maybe_progress(splat_trainer *t, uint32_t until, bool force)
     t->prog.n_gaussians = t->model.count;
     t->prog.memory_cap = t->model.memory_cap;
     t->prog.memory_cap_step = t->model.memory_cap_step;
+    t->prog.refines = t->model.refines, t->prog.cloned = t->model.cloned;
+    t->prog.split = t->model.split, t->prog.pruned = t->model.pruned;
     double dt = t->time_in_runs + (now - t->run_start);
     uint32_t done = t->step - t->first_step;
     t->prog.iters_per_sec = dt >= 1.0 ? done / dt : 0;

@@ -344,6 +344,7 @@ static splat_status run(splat_strategy_state *s, const splat_strategy_ctx *ctx, 
         if (res.memory_cap || res.skipped) splat__model_memory_bound(m, step, res.skipped ? m->count : res.memory_cap);
         m->count = res.count;
         *resized = !res.skipped;
+        m->refines++, m->cloned += res.clones, m->split += res.splits, m->pruned += res.pruned;
     }
     if (reset_due(d, step)) {
         splat_cmd *c = splat__stream_cmd(ctx->stream);

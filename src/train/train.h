@@ -155,6 +155,7 @@ typedef struct splat_model {
     /* where the device's free memory stopped the growth: the count it allowed at the latest refine
      * it bound, and the step it first did (0: never) */
     uint32_t memory_cap, memory_cap_step;
+    uint32_t refines, cloned, split, pruned;  /* the default strategy's refines and their decisions, summed */
 } splat_model;
 
 /* A strategy's growth was bounded by the device's memory at `step`, to `cap` Gaussians. */

@@ -53,6 +53,8 @@ static int layout(void)
         FIELD(splat_train_progress, isect_padded);
         FIELD(splat_train_progress, memory_cap);
         FIELD(splat_train_progress, memory_cap_step);
+        FIELD(splat_train_progress, refines), FIELD(splat_train_progress, cloned);
+        FIELD(splat_train_progress, split), FIELD(splat_train_progress, pruned);
     SIZE(splat_train_desc), FIELD(splat_train_desc, data), FIELD(splat_train_desc, images_factor), FIELD(splat_train_desc, eval),
         FIELD(splat_train_desc, eval_scale),
         FIELD(splat_train_desc, steps), FIELD(splat_train_desc, render), FIELD(splat_train_desc, background),

@@ -180,6 +180,8 @@ def case_train_vs_cli():
     check(t.step() == steps, "a step past the end")
     check(seen and seen[-1]["step"] <= steps and t.progress is not None, f"progress reports: {seen[-1:]}")
     check((t.progress["memory_cap"], t.progress["memory_cap_step"]) == (0, 0), f"no memory bound here: {t.progress}")
+    check(tuple(t.progress[k] for k in ("refines", "cloned", "split", "pruned")) == (0, 0, 0, 0),
+          f"no refine in {steps} steps: {t.progress}")
     mine, cli = t.scene(), splatc.load_ply(f"{tmp}/out/point_cloud.ply")
     print(f"  {mine} after {steps} steps (seed {seed}, degree {degree}, background {bg}, cap {cap})")
     check(mine.count == cli.count and mine.sh_degree == cli.sh_degree, f"{mine} vs the CLI's {cli}")
