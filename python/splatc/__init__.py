@@ -640,8 +640,9 @@ class Trainer:
         strategy         None or "default" (gsplat's default), or "mcmc" (its MCMCStrategy)
         progress         a function called with a dict (step, steps, loss, psnr, n_gaussians,
                          iters_per_sec, eta_sec, memory_cap and memory_cap_step: where the GPU's
-                         free memory stopped the growth, 0 when it did not) every progress_ms;
-                         the latest is also .progress
+                         free memory stopped the growth, 0 when it did not; refines, cloned, split
+                         and pruned: the default strategy's refines so far and their decisions,
+                         summed) every progress_ms; the latest is also .progress
 
     The dataset is loaded and the Gaussians initialised here."""
 
