@@ -153,7 +153,7 @@ void splat__ref_lists_free(splat_ref_lists *lists);
  * ceil(e sqrt(c)), e = min(3.33, sqrt(2 ln(opacity / ALPHA_MIN))), around mean2d overlaps the
  * image (0, W) x (0, H) with some area. 0 for a Gaussian not `projected`. margin, when not NULL:
  * the smallest distance in pixels of a decision from its flip (an argument of ceil from a whole
- * number, a box side from the image's edge). */
+ * number, less 1e-5 of it for float32's covariance; a box side from the image's edge). */
 int splat__ref_gsplat_box(const splat_ref_proj *p, uint32_t width, uint32_t height, double *margin);
 
 splat_status splat__ref_image_init(splat_ref_image *img, uint32_t width, uint32_t height, splat_error *err);

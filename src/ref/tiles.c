@@ -180,7 +180,8 @@ int splat__ref_gsplat_box(const splat_ref_proj *p, uint32_t width, uint32_t heig
         half[k] = ceil(x);
         double lo = p->mean2d[k] + half[k], hi = size[k] - (p->mean2d[k] - half[k]);
         in = in && lo > 0 && hi > 0;
-        if (margin) *margin = fmin(*margin, fmin(fabs(x - round(x)), fmin(fabs(lo), fabs(hi))));
+        /* the argument of ceil net of 1e-5 of it: float32's covariance may be that far off */
+        if (margin) *margin = fmin(*margin, fmin(fabs(x - round(x)) - 1e-5 * x, fmin(fabs(lo), fabs(hi))));
     }
     return in;
 }
