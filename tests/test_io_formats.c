@@ -2,6 +2,9 @@
  * counts equal, Gaussian by Gaussian within each format's documented error (docs/FORMATS.md; the
  * bounds below are derived there), bad input refused naming the file, and the dispatch by name.
  * The same checks against splat-transform are in test_interop.c. */
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "formats_support.h"
@@ -486,4 +489,57 @@ SPLAT_TEST(io_formats_write_nonfinite)
         free(before), free(after);
     }
     splat_scene_free(&s);
+}
+
+/* A SOG folder is several files: when a write of a new scene cannot complete (here a folder sits
+ * where one of the later files goes), every file of the old scene must be left as it was, byte
+ * for byte, with no temporary left behind; once the way is clear the new scene goes in whole. */
+SPLAT_TEST(io_sog_folder_write_fails_whole)
+{
+    static const char *const names[] = {"means_l.webp", "means_u.webp", "quats.webp",         "scales.webp",
+                                        "sh0.webp",     "shN_centroids.webp", "shN_labels.webp", "meta.json"};
+    const size_t n_names = SPLAT_COUNTOF(names);
+    splat_scene a, b, back;
+    tf_scene(&a, 50 + (uint32_t)t_uniform(0, 250), 3, 0.1, 0);
+    tf_scene(&b, 50 + (uint32_t)t_uniform(0, 250), 3, 0.1, 5);
+    t_mkdir(t_path("sogw"));
+    char meta[600];
+    snprintf(meta, sizeof meta, "%s", t_path("sogw/meta.json"));
+    splat_error err = {0};
+    T_OK(splat__scene_write(meta, &a, &err), &err);
+    uint8_t *before[8] = {0};
+    size_t size[8] = {0};
+    for (size_t k = 0; k < n_names; k++) T_REQUIRE((before[k] = t_read(t_path("sogw/%s", names[k]), &size[k])) != NULL);
+    /* not the first file: a writer that replaces file by file would already have replaced one */
+    size_t blocked = 1 + (size_t)t_uniform(0, (double)n_names - 1);
+    if (blocked >= n_names) blocked = n_names - 1;
+    printf("  a folder in the way of %s\n", names[blocked]);
+    char way[700];
+    snprintf(way, sizeof way, "%s", t_path("sogw/%s", names[blocked]));
+    T_REQUIRE(unlink(way) == 0 && mkdir(way, 0755) == 0);
+    splat_status st = splat__scene_write(meta, &b, &err);
+    T_CHECK(st == SPLAT_ERR_IO && strstr(err.msg, names[blocked]) && strstr(err.msg, "nothing was replaced"), "%s: %s",
+            splat_status_str(st), err.msg);
+    for (size_t k = 0; k < n_names; k++) {
+        if (k == blocked) continue;
+        size_t n = 0;
+        uint8_t *now = t_read(t_path("sogw/%s", names[k]), &n);
+        T_CHECK(now && n == size[k] && memcmp(now, before[k], n) == 0, "%s changed by the failed write", names[k]);
+        free(now);
+    }
+    DIR *d = opendir(t_path("sogw"));
+    T_REQUIRE(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) T_CHECK(!strstr(e->d_name, ".tmp-"), "left behind: %s", e->d_name);
+    closedir(d);
+    /* the way clear, the new scene whole */
+    T_REQUIRE(rmdir(way) == 0);
+    err = (splat_error){0};
+    T_OK(splat__scene_write(meta, &b, &err), &err);
+    splat_load_info info;
+    T_OK(splat__scene_read(meta, &back, &info, &err), &err);
+    T_CHECK(back.count == b.count, "%u Gaussians read back, %u written", back.count, b.count);
+    splat_scene_free(&back);
+    for (size_t k = 0; k < n_names; k++) free(before[k]);
+    splat_scene_free(&a);
+    splat_scene_free(&b);
 }

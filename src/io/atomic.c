@@ -85,7 +85,7 @@ splat_status splat__atomic_write(splat_atomic_file *f, const void *data, size_t 
     return SPLAT_OK;
 }
 
-splat_status splat__atomic_commit(splat_atomic_file *f, splat_error *err)
+splat_status splat__atomic_finish(splat_atomic_file *f, splat_error *err)
 {
     SPLAT_ASSERT(f && f->fp);
     FILE *fp = f->fp;
@@ -95,11 +95,22 @@ splat_status splat__atomic_commit(splat_atomic_file *f, splat_error *err)
     if (fflush(fp) != 0 || ferror(fp)) what = "write error", e = errno;
     else if (fsync(fileno(fp)) != 0) what = "fsync failed", e = errno;
     if (fclose(fp) != 0 && !what) what = "close failed", e = errno;
-    if (!what && rename(f->tmp_path, f->path) != 0) what = "cannot rename the temporary file over it", e = errno;
     if (what) {
         unlink(f->tmp_path);
         f->tmp_path[0] = 0;
         return splat__fail(err, SPLAT_ERR_IO, "%s: %s: %s", f->path, what, strerror(e));
+    }
+    return SPLAT_OK;
+}
+
+splat_status splat__atomic_publish(splat_atomic_file *f, splat_error *err)
+{
+    SPLAT_ASSERT(f && !f->fp && f->tmp_path[0]);
+    if (rename(f->tmp_path, f->path) != 0) {
+        int e = errno;
+        unlink(f->tmp_path);
+        f->tmp_path[0] = 0;
+        return splat__fail(err, SPLAT_ERR_IO, "%s: cannot rename the temporary file over it: %s", f->path, strerror(e));
     }
     f->tmp_path[0] = 0;
     /* Make the rename itself durable; a failure here leaves a correct file, so it is ignored. */
@@ -115,6 +126,12 @@ splat_status splat__atomic_commit(splat_atomic_file *f, splat_error *err)
         close(dfd);
     }
     return SPLAT_OK;
+}
+
+splat_status splat__atomic_commit(splat_atomic_file *f, splat_error *err)
+{
+    splat_status st = splat__atomic_finish(f, err);
+    return st == SPLAT_OK ? splat__atomic_publish(f, err) : st;
 }
 
 void splat__atomic_abort(splat_atomic_file *f)

@@ -290,5 +290,10 @@ typedef struct splat_atomic_file {
 splat_status splat__atomic_open(splat_atomic_file *f, const char *path, splat_error *err);
 splat_status splat__atomic_commit(splat_atomic_file *f, splat_error *err);
 void splat__atomic_abort(splat_atomic_file *f);
+/* commit in two steps, for outputs of several files: finish (flushed, synced and closed; the
+ * target untouched; on failure the temporary is gone) every file first, then publish (the
+ * rename) each. A finished file that is not published is removed by splat__atomic_abort. */
+splat_status splat__atomic_finish(splat_atomic_file *f, splat_error *err);
+splat_status splat__atomic_publish(splat_atomic_file *f, splat_error *err);
 
 #endif

@@ -30,6 +30,8 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <webp/decode.h>
 #include <webp/encode.h>
 
@@ -268,16 +270,47 @@ static char *beside(const char *path, const char *name)
     return out;
 }
 
-static splat_status write_whole(const char *path, const void *data, size_t n, splat_error *err)
+/* A folder of several files cannot be replaced in one rename. Every file is written and synced
+ * beside its target before any is renamed, and a target no file can replace (a folder of that
+ * name) stops the write before the first rename: a failure up to there leaves the old scene
+ * whole. meta.json goes last. Should a rename still fail once some images are new, the old
+ * meta.json is removed: the folder then reads as no scene, never as a mix of two. */
+static splat_status write_folder(const char *path, const sog_out *o, int n_files, splat_error *err)
 {
-    splat_atomic_file f;
-    splat_status st = splat__atomic_open(&f, path, err);
-    if (st == SPLAT_OK) st = splat__atomic_write(&f, data, n, err);
-    if (st != SPLAT_OK) {
-        splat__atomic_abort(&f);
-        return st;
+    splat_atomic_file f[N_FILES + 1];
+    char *paths[N_FILES + 1] = {0};
+    int opened = 0;
+    splat_status st = SPLAT_OK;
+    for (int k = 0; k <= n_files && st == SPLAT_OK; k++) {
+        bool meta = k == n_files;
+        paths[k] = meta ? splat__strdup(path) : beside(path, k_files[k]);
+        if (!paths[k]) {
+            st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
+            break;
+        }
+        struct stat sb;
+        if (stat(paths[k], &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            st = splat__fail(err, SPLAT_ERR_IO, "%s: a folder of that name is in the way (nothing was replaced)", paths[k]);
+            break;
+        }
+        st = splat__atomic_open(&f[k], paths[k], err);
+        if (st != SPLAT_OK) break;
+        opened = k + 1;
+        st = splat__atomic_write(&f[k], meta ? (const void *)o->meta : o->webp[k], meta ? strlen(o->meta) : o->size[k], err);
+        if (st == SPLAT_OK) st = splat__atomic_finish(&f[k], err);
     }
-    return splat__atomic_commit(&f, err);
+    for (int k = 0; k < opened && st == SPLAT_OK; k++) {
+        splat_error e = {0};
+        if (splat__atomic_publish(&f[k], &e) == SPLAT_OK) continue;
+        if (k == 0) st = splat__fail(err, e.status, "%s (nothing was replaced)", e.msg);
+        else {
+            unlink(path);
+            st = splat__fail(err, e.status, "%s (%s removed: some of the new images had replaced the old)", e.msg, path);
+        }
+    }
+    for (int k = 0; k < opened; k++) splat__atomic_abort(&f[k]);
+    for (int k = 0; k <= n_files; k++) splat__free(paths[k]);
+    return st;
 }
 
 splat_status splat__sog_write_palette(const char *path, const splat_scene *scene, uint32_t max_palette, splat_error *err)
@@ -294,14 +327,7 @@ splat_status splat__sog_write_palette(const char *path, const splat_scene *scene
     if (st != SPLAT_OK) return st;
     int n_files = splat__scene_sh_used(scene) ? N_FILES : SHN_CENTROIDS;
     if (folder) {
-        /* the images first, meta.json last: a reader sees the old scene or the whole new one */
-        for (int k = 0; k < n_files && st == SPLAT_OK; k++) {
-            char *p = beside(path, k_files[k]);
-            if (!p) st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
-            else st = write_whole(p, o.webp[k], o.size[k], err);
-            splat__free(p);
-        }
-        if (st == SPLAT_OK) st = write_whole(path, o.meta, strlen(o.meta), err);
+        st = write_folder(path, &o, n_files, err);
     } else {
         splat_zip_entry e[N_FILES + 1];
         for (int k = 0; k < n_files; k++) e[k] = (splat_zip_entry){k_files[k], o.webp[k], o.size[k]};
