@@ -42,6 +42,9 @@ mut seen_box_uncounted shaders/project_bwd.glsl train_stats_seen \
 mut seen_box_no_ceil shaders/render_common.glsl train_stats_seen \
     'vec2 r = ceil(ext * sqrt(vec2(a, c)));' \
     'vec2 r = ext * sqrt(vec2(a, c));'
+mut distortion_reach_unchecked src/io/distortion.c io_distortion \
+    'if (!bounded && reachable(d, (mx - raw->cx) / raw->fx, (my - raw->cy) / raw->fy))' \
+    'if (false)'
 mut stats_plus_two shaders/project_bwd.glsl train_ \
     'st.x += length(g);' \
     'st.x += length(g) + 2.0;'

@@ -339,3 +339,24 @@ SPLAT_TEST(io_distortion_vs_colmap)
         splat__dataset_free(&ds);
     }
 }
+
+/* Coefficients past anything a lens has (|k| up to 3e38, still finite as floats) must be refused,
+ * never turned into a camera: the inversion fails at every border pixel there, and a box of the
+ * clamp's size (four times the image) came out of that before. */
+SPLAT_TEST(io_distortion_absurd_refused)
+{
+    static const splat_distortion_model models[] = {SPLAT_DISTORTION_SIMPLE_RADIAL, SPLAT_DISTORTION_RADIAL,
+                                                    SPLAT_DISTORTION_OPENCV, SPLAT_DISTORTION_OPENCV_FISHEYE,
+                                                    SPLAT_DISTORTION_NERFSTUDIO};
+    for (size_t m = 0; m < SPLAT_COUNTOF(models); m++)
+        for (int sign = -1; sign <= 1; sign += 2) {
+            double mag = pow(10, t_uniform(25, 38.5));
+            splat_distortion d = {.model = models[m], .k = {sign * mag}};
+            splat_camera raw = random_raw(24 + rnd(200), 24 + rnd(200)), cam;
+            splat_error err = {0};
+            splat_status st = splat__undistorted_camera("test", "camera", &raw, &d, &cam, &err);
+            T_CHECK(st == SPLAT_ERR_UNSUPPORTED && strncmp(err.msg, "test: camera: ", 14) == 0,
+                    "model %d, k1 = %g: %s (%ux%u -> %ux%u) %s", (int)models[m], d.k[0], splat_status_str(st), raw.width,
+                    raw.height, cam.width, cam.height, err.msg);
+        }
+}

@@ -130,6 +130,24 @@ static double unfolded(const splat_distortion *d, double u, double v, int steps)
     return 1;
 }
 
+/* Does the model reach the distorted radius of (ud, vd) along the ray towards it, before its
+ * first fold and within 1000 times the focal length off axis? A fisheye's image circle ends where
+ * its field does, and a barrel term folds back: points past those are reached by no pinhole ray. */
+static bool reachable(const splat_distortion *d, double ud, double vd)
+{
+    double rt = sqrt(ud * ud + vd * vd), last = 0;
+    if (!(rt > 0)) return true;
+    for (int k = 1; k <= 4096; k++) {
+        double s = 1e3 * (k / 4096.0) * (k / 4096.0) / rt, a, b;
+        splat__distort(d, s * ud, s * vd, &a, &b);
+        double r2 = a * a + b * b;
+        if (r2 >= rt * rt) return true;
+        if (!(r2 > last)) return false;
+        last = r2;
+    }
+    return false;
+}
+
 splat_status splat__undistorted_camera(const char *path, const char *what, const splat_camera *raw,
                                        const splat_distortion *d, splat_camera *out, splat_error *err)
 {
@@ -139,8 +157,9 @@ splat_status splat__undistorted_camera(const char *path, const char *what, const
      * the largest axis-aligned box inside them, at the old focal lengths. */
     double u_min = -HUGE_VAL, u_max = HUGE_VAL, v_min = -HUGE_VAL, v_max = HUGE_VAL;
     double W = raw->width, H = raw->height;
+    static const char *const side_names[4] = {"left", "right", "top", "bottom"};
     for (int side = 0; side < 4; side++) {
-        uint32_t n = side < 2 ? raw->height : raw->width;
+        uint32_t n = side < 2 ? raw->height : raw->width, bounded = 0;
         for (uint32_t k = 0; k <= n; k++) {
             /* left, right: (0 or W, y); top, bottom: (x, 0 or H) */
             double px = side == 0 ? 0 : side == 1 ? W : k, py = side == 2 ? 0 : side == 3 ? H : k;
@@ -153,7 +172,14 @@ splat_status splat__undistorted_camera(const char *path, const char *what, const
             if (side == 1) u_max = fmin(u_max, u);
             if (side == 2) v_min = fmax(v_min, v);
             if (side == 3) v_max = fmin(v_max, v);
+            bounded++;
         }
+        /* No point of a side inverts although the model reaches them: the coefficients are past
+         * what the inversion (or double precision) can follow, not a lens whose field ends. */
+        double mx = side == 0 ? 0 : side == 1 ? W : W / 2, my = side == 2 ? 0 : side == 3 ? H : H / 2;
+        if (!bounded && reachable(d, (mx - raw->cx) / raw->fx, (my - raw->cy) / raw->fy))
+            return splat__fail(err, SPLAT_ERR_UNSUPPORTED, "%s: %s: the distortion cannot be inverted anywhere on the "
+                               "image's %s edge (coefficients out of range?)", path, what, side_names[side]);
     }
     /* at most twice the image on each side of the principal point (wide fisheye lenses) */
     double lim_u = 2 * W / raw->fx, lim_v = 2 * H / raw->fy;
