@@ -44,7 +44,7 @@ mut seen_box_no_ceil shaders/render_common.glsl train_stats_seen \
     'vec2 r = ext * sqrt(vec2(a, c));'
 mut distortion_reach_unchecked src/io/distortion.c io_distortion \
     'if (!bounded && reachable(d, (mx - raw->cx) / raw->fx, (my - raw->cy) / raw->fy))' \
-    'if (false)'
+    'if (!bounded && false)'
 mut stats_plus_two shaders/project_bwd.glsl train_ \
     'st.x += length(g);' \
     'st.x += length(g) + 2.0;'
@@ -109,7 +109,7 @@ mut ply_rest_order src/io/ply.c io_ \
     'for (uint32_t k = 1; k <= per_channel; k++) *r++ = sh[c * 16 + k];'
 mut ply_no_mode_comment src/io/ply.c io_ \
     'if (scene->rasterize_mode != SPLAT_RASTERIZE_CLASSIC)' \
-    'if (false)'
+    'if (!bounded && false)'
 mut ckpt_forgets_mode src/train/checkpoint.c train_ \
     'if (meta.rasterize_mode == SPLAT_RASTERIZE_ANTIALIASED) t->desc.render.rasterize_mode = SPLAT_RASTERIZE_ANTIALIASED;' \
     ''
