@@ -199,6 +199,14 @@ SPLAT_API splat_status splat_render(splat_ctx *ctx, const splat_scene *scene, co
                           const splat_render_desc *desc, float **images, splat_error *err);
 SPLAT_API void splat_free(void *ptr);
 
+/* What splat_render would refuse, found without rendering, so that a caller rendering camera by
+ * camera can check them all first: the options, the scene (NULL: not checked) and each of the
+ * n cameras (a size in 1..16384 whose image fits one storage binding of this device, finite
+ * values, positive focal lengths; "camera K: " leads the message when n > 1). The first problem
+ * is in err, worded as splat_render words it. */
+SPLAT_API splat_status splat_render_check(splat_ctx *ctx, const splat_scene *scene, const splat_camera *cams, uint32_t n,
+                                          const splat_render_desc *desc, splat_error *err);
+
 /* The differentiable rasterizer's backward, immediate mode: renders `scene` from `cam` and
  * returns the gradient of a scalar loss L given dL/d(image) and dL/d(alpha):
  *   d_rgb   [H,W,3]  dL/drgb of the rendered image (the background included)

@@ -352,6 +352,66 @@ SPLAT_TEST(cli_output_folder_checked_first)
     }
 }
 
+/* render checks every camera and the scene before it writes anything: a cameras file whose
+ * later camera is too large, or a scene with a value the renderer refuses, fails naming that
+ * file (and the camera), with no output folder made; the same cameras without the bad one render
+ * every image. */
+SPLAT_TEST(cli_render_checks_first)
+{
+    char ply[600], bad_ply[600], cams[600], bad_cams[600], out_dir[600], args[3000], *out;
+    snprintf(ply, sizeof ply, "%s", splat_test_path("s.ply"));
+    snprintf(bad_ply, sizeof bad_ply, "%s", splat_test_path("s88.ply"));
+    snprintf(cams, sizeof cams, "%s", splat_test_path("cams.json"));
+    snprintf(bad_cams, sizeof bad_cams, "%s", splat_test_path("bad_cams.json"));
+    snprintf(out_dir, sizeof out_dir, "%s", splat_test_path("r"));
+    splat_error err = {0};
+    splat_scene s;
+    uint32_t n_g = 20 + (uint32_t)t_uniform(0, 80);
+    T_OK(splat_scene_init(&s, n_g, &err), &err);
+    s.count = n_g;
+    for (uint32_t i = 0; i < n_g; i++) {
+        for (int k = 0; k < 3; k++) s.means[3 * i + k] = (float)t_uniform(-1, 1), s.log_scales[3 * i + k] = (float)log(t_uniform(0.05, 0.2));
+        s.quats[4 * i] = 1;
+        s.opacities[i] = (float)t_uniform(-1, 2);
+    }
+    T_OK(splat_scene_save_ply(ply, &s, &err), &err);
+    uint32_t bad_g = (uint32_t)t_uniform(0, n_g - 1);
+    s.log_scales[3 * bad_g + (uint32_t)t_uniform(0, 2.99)] = 88;
+    T_OK(splat_scene_save_ply(bad_ply, &s, &err), &err);
+    splat_scene_free(&s);
+    uint32_t n = 3 + (uint32_t)t_uniform(0, 3.99), bad = 1 + (uint32_t)t_uniform(0, n - 1.01);
+    splat_camera c[8];
+    for (uint32_t k = 0; k < n; k++) {
+        c[k] = (splat_camera){.width = 24, .height = 16, .fx = 20, .fy = 20, .cx = 12, .cy = 8,
+                              .R = {1, 0, 0, 0, 1, 0, 0, 0, 1}, .t = {(float)t_uniform(-0.2, 0.2), 0, 4}};
+    }
+    T_OK(splat_write_cameras(cams, c, NULL, n, &err), &err);
+    c[bad].width = 20000;
+    T_OK(splat_write_cameras(bad_cams, c, NULL, n, &err), &err);
+    char want[800];
+    snprintf(want, sizeof want, "%s, camera %u: a camera of 20000x16", bad_cams, bad);
+    snprintf(args, sizeof args, "render '%s' --cameras '%s' -o '%s' -q", ply, bad_cams, out_dir);
+    int rc = run_cli(args, &out);
+    T_CHECK(rc == 1 && strstr(out, want), "camera %u of %u too large: exit %d: %s", bad, n, rc, out);
+    T_CHECK(!exists(out_dir), "%s was made before the cameras were checked", out_dir);
+    free(out);
+    snprintf(want, sizeof want, "splatc: %s: scene: Gaussian %u has log-scale 88", bad_ply, bad_g);
+    snprintf(args, sizeof args, "render '%s' --camera 24,16,20,20,12,8,1,0,0,0,0,0,4 -o '%s' -q", bad_ply, out_dir);
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 1 && strstr(out, want), "exit %d: %s", rc, out);
+    T_CHECK(!exists(out_dir), "%s was made before the scene was checked", out_dir);
+    free(out);
+    snprintf(args, sizeof args, "render '%s' --cameras '%s' -o '%s' -q", ply, cams, out_dir);
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 0, "exit %d: %s", rc, out);
+    free(out);
+    for (uint32_t k = 0; k < n; k++) {
+        char png[800];
+        snprintf(png, sizeof png, "%s/render_%04u.png", out_dir, k);
+        T_CHECK(exists(png), "%s missing", png);
+    }
+}
+
 /* A "frames" list of `ds`'s views (images by absolute path, per-frame intrinsics, camera-to-world
  * poses in OpenGL axes): every view (held = -1), only the held-out ones (1), or the others (0). */
 static void write_frames(FILE *f, const splat_dataset *ds, int held)

@@ -27,6 +27,16 @@ static splat_status check_camera(const splat_ctx *ctx, const splat_camera *cam, 
     return SPLAT_OK;
 }
 
+splat_status splat_render_check(splat_ctx *ctx, const splat_scene *scene, const splat_camera *cams, uint32_t n,
+                                const splat_render_desc *desc, splat_error *err)
+{
+    splat_render_desc rd;
+    splat_status st = splat__render_options(desc, scene ? scene->sh_degree : 3, &rd, err);
+    if (st == SPLAT_OK && scene) st = splat__scene_check(scene, "scene", err);
+    for (uint32_t k = 0; k < n && st == SPLAT_OK; k++) st = check_camera(ctx, &cams[k], k, n, err);
+    return st;
+}
+
 splat_status splat_render(splat_ctx *ctx, const splat_scene *scene, const splat_camera *cams, uint32_t n,
                           const splat_render_desc *desc, float **images, splat_error *err)
 {

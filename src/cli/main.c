@@ -1015,8 +1015,16 @@ static int cmd_render(int argc, char **argv)
         fprintf(stderr, "splatc: ffmpeg is not on the PATH: the frames only, no video\n");
     splat_ctx *ctx = NULL;
     out_dir od = {0};
+    if (rc == 0 && splat_ctx_init(&ctx, &o.ctx, &err) != SPLAT_OK) rc = fail(&err);
+    /* every camera and the scene checked before the first image is written; each message names
+     * its file */
+    if (rc == 0 && splat_render_check(ctx, &scene, NULL, 0, &rd, &err) != SPLAT_OK) rc = errorf("%s: %s", ply, err.msg);
+    if (rc == 0 && splat_render_check(ctx, NULL, cams, n, &rd, &err) != SPLAT_OK) {
+        if (source && !orbit) rc = n > 1 ? errorf("%s, %s", source, err.msg) : errorf("%s, camera 0: %s", source, err.msg);
+        else if (orbit) rc = errorf("--orbit: %s", err.msg);
+        else rc = errorf("--camera: %s", err.msg);
+    }
     if (rc == 0 && !out_open(&od, out)) rc = 1;
-    else if (rc == 0 && splat_ctx_init(&ctx, &o.ctx, &err) != SPLAT_OK) rc = fail(&err);
     for (uint32_t k = 0; k < n && rc == 0; k++) {
         float *img = NULL;
         char path[1300];
