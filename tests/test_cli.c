@@ -185,8 +185,8 @@ static const char *cli_demo(const char *name, uint32_t size, uint32_t views)
 
 /* Checkpoints and resumes end to end: --checkpoint-every writes one; a resume with a larger
  * --steps goes on to the new total (it once waited forever for a total the checkpoint had
- * overwritten); a resume past the end of the run, on another dataset, or with another strategy, is
- * refused. */
+ * overwritten); a resume past the end of the run, on another dataset, with another strategy or
+ * another SH degree, is refused (the checkpoint's degree, asked for, is not). */
 SPLAT_TEST(cli_checkpoint_resume)
 {
     const char *dir = cli_demo("demo", 32, 8);
@@ -221,6 +221,19 @@ SPLAT_TEST(cli_checkpoint_resume)
     rc = run_cli(args, &out);
     T_CHECK(rc == 1 && strstr(out, "trained with the default strategy, this run asks for mcmc"),
             "resume with another strategy: exit %d: %s", rc, out);
+    free(out);
+
+    /* the checkpoint trains degree 3: asking for a lower one is refused, 3 itself is fine */
+    uint32_t lower = (uint32_t)t_uniform(0, 2.99);
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --sh-degree %u --resume '%s' -q", dir, b, lower, ckpt);
+    rc = run_cli(args, &out);
+    char want[120];
+    snprintf(want, sizeof want, "the checkpoint trains SH degree 3, this run asks for %u", lower);
+    T_CHECK(rc == 1 && strstr(out, want), "resume at degree %u: exit %d: %s", lower, rc, out);
+    free(out);
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --sh-degree 3 --resume '%s' -q", dir, b, ckpt);
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 0, "resume at the checkpoint's degree: exit %d: %s", rc, out);
     free(out);
 
     const char *o = cli_demo("other", 32, 9);

@@ -11,7 +11,12 @@ splat_status splat_trainer_init(splat_trainer **t, splat_ctx *ctx, const splat_t
     if (st == SPLAT_OK) st = splat__ctx_renderer(ctx, &r, err);
     if (st != SPLAT_OK) return st;
     splat_train_env env = {.gpu = ctx->gpu, .stream = &ctx->stream, .renderer = r};
-    return splat__trainer_init(t, &env, &resolved, err);
+    st = splat__trainer_init(t, &env, &resolved, err);
+    if (st == SPLAT_OK) {
+        /* what the caller asked for in so many words, for a resume to refuse what it cannot honour */
+        (*t)->asked_sh_degree = desc->render.sh_degree;
+    }
+    return st;
 }
 
 splat_status splat_trainer_run(splat_trainer *t, uint32_t until_step, splat_error *err)

@@ -176,6 +176,15 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
                          named ? (const char *)sg->data : "?");
         goto done;
     }
+    /* a resume goes on at the checkpoint's degree: asking for another is an error, not an option
+     * dropped in silence (the same command line with --resume asks for the same; its --init-ply
+     * made the checkpoint's first Gaussians and is not read again) */
+    uint32_t asked = t->asked_sh_degree == SPLAT_SH_DEGREE_0 ? 0 : t->asked_sh_degree;
+    if (t->asked_sh_degree && asked != meta.sh_max) {
+        st = splat__fail(err, SPLAT_ERR_INVALID_ARG, "%s: the checkpoint trains SH degree %u, this run asks for %u (a "
+                         "resume keeps the degree)", path, meta.sh_max, asked);
+        goto done;
+    }
     uint64_t n = meta.count;
     st = splat__scene_init(&scene, meta.count ? meta.count : 1, err);
     if (st != SPLAT_OK) goto done;

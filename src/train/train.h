@@ -235,6 +235,7 @@ struct splat_trainer {
     double world_unit;       /* gsplat's world unit in this world's (splat__focus_distance): captures
                                 (COLMAP, transforms.json); 1 for NeRF-synthetic, which gsplat keeps */
     uint32_t steps, step, sh_max;
+    uint32_t asked_sh_degree;                 /* the caller's desc.render.sh_degree before defaults (0: not asked) */
     bool seen_box;                            /* the densification statistics count gsplat's box-visible views
                                                  (SPLAT_DENSIFY_SEEN=box; docs/TRAIN.md, "Densification") */
     float background[3];                      /* the resolved background (AUTO and evaluation) */
