@@ -43,8 +43,11 @@ SPLAT_TEST(cli_usage_errors)
     free(out);
     T_CHECK(run_cli("train --steps -3 x -o y", &out) == 2 && strstr(out, "--steps"), "%s", out);
     free(out);
-    T_CHECK(run_cli("train --steps=-3 x -o y", &out) == 2 && strstr(out, "--steps needs a positive number, got '-3'"),
+    T_CHECK(run_cli("train --steps=-3 x -o y", &out) == 2 && strstr(out, "--steps needs a whole number from 1 to 4294967295, got '-3'"),
             "the --opt=value form: %s", out);
+    free(out);
+    T_CHECK(run_cli("train x -o y --steps 4294967296", &out) == 2 && strstr(out, "from 1 to 4294967295, got '4294967296'"),
+            "one past the largest: %s", out);
     free(out);
     T_CHECK(run_cli("train --help", &out) == 0 && strstr(out, "--max-gaussians-per-tile"), "%s", out);
     free(out);
@@ -683,10 +686,10 @@ SPLAT_TEST(cli_train_budget)
     snprintf(o, sizeof o, "%s", splat_test_path("o"));
     snprintf(log, sizeof log, "%s/log.jsonl", splat_test_path("logs"));
     mkdir(splat_test_path("logs"), 0755);
-    T_CHECK(run_cli("train x -o y --max-gaussians 0", &out) == 2 && strstr(out, "--max-gaussians needs a positive number"), "%s",
+    T_CHECK(run_cli("train x -o y --max-gaussians 0", &out) == 2 && strstr(out, "--max-gaussians needs a whole number from 1 to 4294967295"), "%s",
             out);
     free(out);
-    T_CHECK(run_cli("train x -o y --refine-every 0", &out) == 2 && strstr(out, "--refine-every needs a positive number"), "%s", out);
+    T_CHECK(run_cli("train x -o y --refine-every 0", &out) == 2 && strstr(out, "--refine-every needs a whole number from 1 to 4294967295"), "%s", out);
     free(out);
     uint32_t budget = 1000 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 200);
     snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --refine-start 10 --refine-every 10 --max-gaussians %u --log '%s' "

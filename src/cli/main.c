@@ -562,9 +562,9 @@ static int cmd_train(int argc, char **argv)
         bool takes_value = true;
         if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && v) out = v;
         else if (strcmp(a, "--steps") == 0) {
-            if (!parse_u32(v, &desc.steps) || desc.steps == 0) return usage_error("train", "--steps needs a positive number, got '%s'", v ? v : "");
+            if (!parse_u32(v, &desc.steps) || desc.steps == 0) return usage_error("train", "--steps needs a whole number from 1 to 4294967295, got '%s'", v ? v : "");
         } else if (strcmp(a, "--images-factor") == 0) {
-            if (!parse_u32(v, &desc.images_factor) || desc.images_factor == 0) return usage_error("train", "--images-factor needs a positive number, got '%s'", v ? v : "");
+            if (!parse_u32(v, &desc.images_factor) || desc.images_factor == 0) return usage_error("train", "--images-factor needs a whole number from 1 to 4294967295, got '%s'", v ? v : "");
         } else if (strcmp(a, "--sh-degree") == 0) {
             uint32_t d;
             if (!parse_u32(v, &d) || d > 3) return usage_error("train", "--sh-degree takes 0..3, got '%s'", v ? v : "");
@@ -574,13 +574,13 @@ static int cmd_train(int argc, char **argv)
             else if (v && strcmp(v, "mcmc") == 0) desc.strategy = SPLAT_STRATEGY_MCMC;
             else return usage_error("train", "--strategy takes default or mcmc, got '%s'", v ? v : "");
         } else if (strcmp(a, "--max-gaussians") == 0) {
-            if (!parse_u32(v, &desc.max_gaussians) || desc.max_gaussians == 0) return usage_error("train", "--max-gaussians needs a positive number, got '%s'", v ? v : "");
+            if (!parse_u32(v, &desc.max_gaussians) || desc.max_gaussians == 0) return usage_error("train", "--max-gaussians needs a whole number from 1 to 4294967295, got '%s'", v ? v : "");
         } else if (strcmp(a, "--refine-start") == 0 || strcmp(a, "--refine-every") == 0 || strcmp(a, "--refine-stop") == 0) {
             uint32_t *field = strcmp(a, "--refine-start") == 0   ? &desc.refine_start
                               : strcmp(a, "--refine-every") == 0 ? &desc.refine_every
                                                                  : &desc.refine_stop;
             char what[80];
-            snprintf(what, sizeof what, "%s needs a positive number, got '%%s'", a);
+            snprintf(what, sizeof what, "%s needs a whole number from 1 to 4294967295, got '%%s'", a);
             if (!parse_u32(v, field) || *field == 0) return usage_error("train", what, v ? v : "");
         } else if (strcmp(a, "--max-gaussians-per-tile") == 0) {
             if (!parse_u32(v, &desc.render.max_gaussians_per_tile)) return usage_error("train", "--max-gaussians-per-tile needs a number, got '%s'", v ? v : "");
@@ -592,7 +592,7 @@ static int cmd_train(int argc, char **argv)
             if (!parse_u32(v, &s)) return usage_error("train", "--seed needs a number, got '%s'", v ? v : "");
             desc.seed = s;
         } else if (strcmp(a, "--init-points") == 0) {
-            if (!parse_u32(v, &desc.init_points) || desc.init_points == 0) return usage_error("train", "--init-points needs a positive number, got '%s'", v ? v : "");
+            if (!parse_u32(v, &desc.init_points) || desc.init_points == 0) return usage_error("train", "--init-points needs a whole number from 1 to 4294967295, got '%s'", v ? v : "");
         } else if (strcmp(a, "--init-ply") == 0 && v) desc.init_ply = v;
         else if (strcmp(a, "--checkpoint-every") == 0) {
             if (!parse_u32(v, &ckpt_every)) return usage_error("train", "--checkpoint-every needs a number, got '%s'", v ? v : "");
@@ -1193,7 +1193,7 @@ static int cmd_eval(int argc, char **argv)
         if (r) continue;
         if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && v) out = v, i++;
         else if (strcmp(a, "--images-factor") == 0) {
-            if (!parse_u32(v, &desc.images_factor) || desc.images_factor == 0) return usage_error("eval", "--images-factor needs a positive number, got '%s'", v ? v : "");
+            if (!parse_u32(v, &desc.images_factor) || desc.images_factor == 0) return usage_error("eval", "--images-factor needs a whole number from 1 to 4294967295, got '%s'", v ? v : "");
             i++;
         } else if (strcmp(a, "--scale") == 0) {
             if (!parse_scale(v, &desc.eval_scale))
