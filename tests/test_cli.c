@@ -46,6 +46,11 @@ SPLAT_TEST(cli_usage_errors)
     T_CHECK(run_cli("train --steps=-3 x -o y", &out) == 2 && strstr(out, "--steps needs a whole number from 1 to 4294967295, got '-3'"),
             "the --opt=value form: %s", out);
     free(out);
+    T_CHECK(run_cli("train x -o y --checkpoint-every 0", &out) == 2 && strstr(out, "--checkpoint-every needs a whole number"),
+            "%s", out);
+    free(out);
+    T_CHECK(run_cli("train x -o y --save-every 0", &out) == 2 && strstr(out, "--save-every needs a whole number"), "%s", out);
+    free(out);
     T_CHECK(run_cli("train x -o y --steps 4294967296", &out) == 2 && strstr(out, "from 1 to 4294967295, got '4294967296'"),
             "one past the largest: %s", out);
     free(out);

@@ -595,9 +595,11 @@ static int cmd_train(int argc, char **argv)
             if (!parse_u32(v, &desc.init_points) || desc.init_points == 0) return usage_error("train", "--init-points needs a whole number from 1 to 4294967295, got '%s'", v ? v : "");
         } else if (strcmp(a, "--init-ply") == 0 && v) desc.init_ply = v;
         else if (strcmp(a, "--checkpoint-every") == 0) {
-            if (!parse_u32(v, &ckpt_every)) return usage_error("train", "--checkpoint-every needs a number, got '%s'", v ? v : "");
+            if (!parse_u32(v, &ckpt_every) || ckpt_every == 0)
+                return usage_error("train", "--checkpoint-every needs a whole number from 1 to 4294967295, got '%s'", v ? v : "");
         } else if (strcmp(a, "--save-every") == 0) {
-            if (!parse_u32(v, &save_every)) return usage_error("train", "--save-every needs a number, got '%s'", v ? v : "");
+            if (!parse_u32(v, &save_every) || save_every == 0)
+                return usage_error("train", "--save-every needs a whole number from 1 to 4294967295, got '%s'", v ? v : "");
         } else if (strcmp(a, "--log") == 0 && v) log_path = v;
         else if (strcmp(a, "--resume") == 0 && v) resume = v;
         else if (strcmp(a, "--viewer-host") == 0 && v) vd.host = v, use_viewer = true;
