@@ -433,6 +433,53 @@ SPLAT_TEST(cli_render_checks_first)
     }
 }
 
+/* A training camera a million units out (a bad pose) is warned about by name before training; the
+ * demo as made has no such warning. */
+SPLAT_TEST(cli_train_far_camera_warned)
+{
+    const char *dir = cli_demo("far", 32, 8);
+    if (!dir) return;
+    char data[600], path[800], o[600], args[2400], *out;
+    snprintf(data, sizeof data, "%s", dir);
+    snprintf(o, sizeof o, "%s", splat_test_path("o"));
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 3 -q", data, o);
+    int rc = run_cli(args, &out);
+    T_CHECK(rc == 0 && !strstr(out, "a bad pose"), "the demo as made: exit %d: %s", rc, out);
+    free(out);
+    /* the k-th image's TZ (field 8 of its line in images.txt) a million */
+    uint32_t k = (uint32_t)t_uniform(0, 7.99);
+    snprintf(path, sizeof path, "%s/sparse/0/images.txt", data);
+    char *text = read_text(path);
+    T_REQUIRE(text);
+    FILE *f = fopen(path, "w");
+    T_REQUIRE(f);
+    char want[64];
+    snprintf(want, sizeof want, "view_%03u.png", k);
+    bool changed = false;
+    for (char *line = text, *end; line && *line; line = end ? end + 1 : NULL) {
+        if ((end = strchr(line, '\n'))) *end = '\0';
+        char *name = strstr(line, want);
+        if (line[0] != '#' && name && !changed) {
+            char fields[10][64];
+            int nf = sscanf(line, "%63s %63s %63s %63s %63s %63s %63s %63s %63s %63s", fields[0], fields[1], fields[2], fields[3],
+                            fields[4], fields[5], fields[6], fields[7], fields[8], fields[9]);
+            T_REQUIRE(nf == 10, "%s", line);
+            fprintf(f, "%s %s %s %s %s %s %s 1e6 %s %s\n", fields[0], fields[1], fields[2], fields[3], fields[4], fields[5],
+                    fields[6], fields[8], fields[9]);
+            changed = true;
+        } else fprintf(f, "%s\n", line);
+    }
+    fclose(f);
+    free(text);
+    T_REQUIRE(changed, "no line for %s", want);
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 3 -q", data, o);
+    rc = run_cli(args, &out);
+    char msg[120];
+    snprintf(msg, sizeof msg, "warning: image \"%s\": its camera is", want);
+    T_CHECK(rc == 0 && strstr(out, msg) && strstr(out, "a bad pose"), "image %u a million out: exit %d: %s", k, rc, out);
+    free(out);
+}
+
 /* A "frames" list of `ds`'s views (images by absolute path, per-frame intrinsics, camera-to-world
  * poses in OpenGL axes): every view (held = -1), only the held-out ones (1), or the others (0). */
 static void write_frames(FILE *f, const splat_dataset *ds, int held)

@@ -435,6 +435,54 @@ static splat_status write_cameras_json(splat_trainer *t, const char *out, splat_
     return st;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A training camera far from all the others is most often a bad pose (a registration gone wrong,
+ * a typo in a hand-written file); it sets the scene scale, and with it the learning rates and
+ * densification (gsplat's rule, the farthest camera from their mean), and so ruins the run. Warned
+ * about, not refused: a capture may have one camera far out on purpose. */
+static void warn_far_cameras(splat_trainer *t)
+{
+    uint32_t n = splat_trainer_views(t, NULL, 0), m = 0;
+    splat_view_info *views = calloc(n ? n : 1, sizeof *views);
+    double *c = calloc(3 * (size_t)(n ? n : 1), sizeof *c), *d = calloc(n ? n : 1, sizeof *d), *axis = calloc(n ? n : 1, sizeof *axis);
+    if (!views || !c || !d || !axis) goto done;
+    splat_trainer_views(t, views, n);
+    for (uint32_t k = 0; k < n; k++) {
+        if (views[k].is_test) continue;
+        const splat_camera *cam = &views[k].camera;
+        for (int i = 0; i < 3; i++) /* the centre -R^T t */
+            c[3 * m + i] = -((double)cam->R[i] * cam->t[0] + (double)cam->R[3 + i] * cam->t[1] + (double)cam->R[6 + i] * cam->t[2]);
+        d[m++] = k; /* the view, until the distances replace it */
+    }
+    if (m < 4) goto done;
+    double mid[3];
+    for (int i = 0; i < 3; i++) { /* the median centre, axis by axis: an outlier does not move it */
+        for (uint32_t k = 0; k < m; k++) axis[k] = c[3 * k + i];
+        qsort(axis, m, sizeof *axis, cmp_double);
+        mid[i] = axis[m / 2];
+    }
+    uint32_t far = 0;
+    double far_d = -1;
+    for (uint32_t k = 0; k < m; k++) {
+        double dist = sqrt(pow(c[3 * k] - mid[0], 2) + pow(c[3 * k + 1] - mid[1], 2) + pow(c[3 * k + 2] - mid[2], 2));
+        if (dist > far_d) far_d = dist, far = (uint32_t)d[k];
+        axis[k] = dist;
+    }
+    qsort(axis, m, sizeof *axis, cmp_double);
+    double median = axis[m / 2];
+    if (median > 0 && far_d > 20 * median)
+        fprintf(stderr, "splatc: warning: image \"%s\": its camera is %.3gx farther from the cameras' middle than the "
+                        "median camera; a bad pose? The scene scale, and with it the learning rates and densification, "
+                        "follows the farthest camera\n", views[far].name, far_d / median);
+done:
+    free(views), free(c), free(d), free(axis);
+}
+
 /* The next step at which the loop has something to do: a checkpoint, a --save-every PLY, the end. */
 static uint32_t next_stop(uint32_t step, uint32_t steps, uint32_t ckpt_every, uint32_t save_every)
 {
@@ -674,6 +722,7 @@ static int cmd_train(int argc, char **argv)
     splat_scene_free(&init); /* the trainer has its copy */
     if (st == SPLAT_OK && resume) st = splat_trainer_resume(t, resume, &err);
     if (st == SPLAT_OK) st = write_cameras_json(t, out, &err);
+    if (st == SPLAT_OK) warn_far_cameras(t);
     if (st == SPLAT_OK && viewer) st = splat_viewer_attach(viewer, t, &err);
     g_viewer = viewer;
     char path[1024];
