@@ -765,6 +765,14 @@ SPLAT_TEST(cli_train_budget)
             with_totals, refines, grown);
     T_CHECK(s.count <= budget && s.count > 942, "%u Gaussians, budget %u", s.count, budget);
     splat_scene_free(&s);
+    /* a budget below the start: said, and the run goes on with what it has */
+    uint32_t low = 1 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 941);
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 3 --max-gaussians %u --no-renders -q", dir, o, low);
+    rc = run_cli(args, &out);
+    char want[160];
+    snprintf(want, sizeof want, "the run starts with 942 Gaussians, more than --max-gaussians %u", low);
+    T_CHECK(rc == 0 && strstr(out, want), "budget %u below the start: exit %d: %s", low, rc, out);
+    free(out);
 }
 
 /* --selective-adam end to end, on a scene where it matters: Gaussians in the demo's middle, seen

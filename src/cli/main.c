@@ -723,6 +723,9 @@ static int cmd_train(int argc, char **argv)
     if (st == SPLAT_OK && resume) st = splat_trainer_resume(t, resume, &err);
     if (st == SPLAT_OK) st = write_cameras_json(t, out, &err);
     if (st == SPLAT_OK) warn_far_cameras(t);
+    if (st == SPLAT_OK && desc.max_gaussians && splat_trainer_count(t) > desc.max_gaussians)
+        fprintf(stderr, "splatc: warning: the run starts with %u Gaussians, more than --max-gaussians %u: none are "
+                        "removed to meet it, and densification adds none\n", splat_trainer_count(t), desc.max_gaussians);
     if (st == SPLAT_OK && viewer) st = splat_viewer_attach(viewer, t, &err);
     g_viewer = viewer;
     char path[1024];
