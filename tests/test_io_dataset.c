@@ -715,23 +715,37 @@ SPLAT_TEST(io_nerf_intrinsics_range)
 
 SPLAT_TEST(io_nerf_pose_range)
 {
-    /* A transform_matrix of finite floats whose world-to-camera transform is not: an entry of
-     * 1e38 beside a translation of 4 (found by fuzz_nerf), and a scale of 1e-5 (an inverse of 1e5)
-     * on a position of 1e34. Refused, naming the file, never views with Inf. */
+    /* A transform_matrix of finite floats whose world-to-camera transform is not (a rotation by 45
+     * degrees of a position of 3e38 on two axes); and matrices that are no camera pose: an entry of
+     * 1e38 beside a translation of 4 (found by fuzz_nerf), a scale of 1e-5 on a position of 1e34, a
+     * scale of a random 1.01-3, a last row not (0 0 0 1). Refused, naming the file, never views with
+     * Inf or a pose read as something else. */
     const char *scene = t_path("nerf_pose");
     t_mkdir(scene);
     const char *json = t_path("nerf_pose/transforms_train.json");
     write_rgba_png(t_path("nerf_pose/a.png"), 8, 8);
-    static const char *const matrices[] = {
-        "[[0,0,1,4],[1,0,1e38,0],[0,1,0,0],[0,0,0,1]]",
-        "[[1e-5,0,0,1e34],[0,1e-5,0,0],[0,0,1,0],[0,0,0,1]]",
+    char scaled[200], last_row[200];
+    double sc = t_uniform(1.01, 3);
+    snprintf(scaled, sizeof scaled, "[[%.17g,0,0,1],[0,%.17g,0,0],[0,0,%.17g,0],[0,0,0,1]]", sc, sc, sc);
+    snprintf(last_row, sizeof last_row, "[[1,0,0,1],[0,1,0,0],[0,0,1,0],[%.17g,0,0,1]]", t_uniform(0.01, 5));
+    const struct {
+        const char *matrix;
+        splat_status st;
+        const char *says;
+    } cases[] = {
+        {"[[0.70710678118654757,-0.70710678118654757,0,3e38],[0.70710678118654757,0.70710678118654757,0,3e38],[0,0,1,0],"
+         "[0,0,0,1]]", SPLAT_ERR_NONFINITE, "not finite as floats"},
+        {"[[0,0,1,4],[1,0,1e38,0],[0,1,0,0],[0,0,0,1]]", SPLAT_ERR_FORMAT, "not orthonormal"},
+        {"[[1e-5,0,0,1e34],[0,1e-5,0,0],[0,0,1,0],[0,0,0,1]]", SPLAT_ERR_FORMAT, "not orthonormal"},
+        {scaled, SPLAT_ERR_FORMAT, "not orthonormal"},
+        {last_row, SPLAT_ERR_FORMAT, "not (0 0 0 1)"},
     };
-    for (size_t k = 0; k < SPLAT_COUNTOF(matrices); k++) {
+    for (size_t k = 0; k < SPLAT_COUNTOF(cases); k++) {
         tbuf b = {0};
         tb_printf(&b, "{\"camera_angle_x\": 0.7, \"frames\": [{\"file_path\": \"a.png\", \"transform_matrix\": %s}]}",
-                  matrices[k]);
+                  cases[k].matrix);
         t_write(json, b.p, b.n);
         tb_free(&b);
-        EXPECT_FAIL(scene, 0, SPLAT_ERR_NONFINITE, json, "not finite as floats");
+        EXPECT_FAIL(scene, 0, cases[k].st, json, cases[k].says);
     }
 }

@@ -239,6 +239,18 @@ static splat_status make_view(const tf_file *f, uint32_t i, const cJSON *frame, 
     for (int k = 0; k < 12; k++)
         if (!splat__finite_float(m[k]))
             return splat__fail(err, SPLAT_ERR_NONFINITE, "%s: frame %u: \"transform_matrix\" is not finite", path, i);
+    /* a camera pose: a rotation and a position. A last row other than (0 0 0 1) or a rotation part
+     * with scale or shear would be dropped or misread in silence; float-rounded poses pass easily */
+    if (!(fabs(m[12]) < 1e-6 && fabs(m[13]) < 1e-6 && fabs(m[14]) < 1e-6 && fabs(m[15] - 1) < 1e-6))
+        return splat__fail(err, SPLAT_ERR_FORMAT, "%s: frame %u: \"transform_matrix\" ends in the row (%g %g %g %g), not "
+                           "(0 0 0 1): not a camera pose", path, i, m[12], m[13], m[14], m[15]);
+    double off = 0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            off = fmax(off, fabs(m[a] * m[b] + m[4 + a] * m[4 + b] + m[8 + a] * m[8 + b] - (a == b)));
+    if (!(off < 1e-3))
+        return splat__fail(err, SPLAT_ERR_FORMAT, "%s: frame %u: the rotation part of \"transform_matrix\" is not "
+                           "orthonormal (R^T R off the identity by up to %.3g): a pose has no scale or shear", path, i, off);
     v->name = image_name(fp->valuestring);
     if (!v->name) return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
     v->image_path = f->nerfstudio ? downscaled(f, "images", v->name) : NULL;
