@@ -464,6 +464,23 @@ static splat_trainer *probe_trainer(splat_ctx *ctx, const splat_train_desc *desc
     return t;
 }
 
+/* The cases' run: the demo at 48 px, 12 views, 3200 steps scheduled, a fresh seed, refines every
+ * 10 steps after step 10 until refine_stop, opacity resets every 25; NULL (the case failed) when
+ * it cannot start. *ctx is the caller's to free, also then. */
+static splat_trainer *probe_demo(splat_ctx **ctx, uint32_t refine_stop)
+{
+    splat_error err = {0};
+    *ctx = NULL;
+    if (splat_ctx_init(ctx, NULL, &err) != SPLAT_OK) {
+        splat_test_fail(__FILE__, __LINE__, "context:", "%s", err.msg);
+        return NULL;
+    }
+    const char *dir = demo_dir(*ctx, 48, 12);
+    splat_train_desc desc = {.data = dir, .steps = 3200, .seed = splat__rng_u64(splat_test_rng()), .refine_start = 10,
+                             .refine_every = 10, .refine_stop = refine_stop, .reset_every = 25};
+    return dir ? probe_trainer(*ctx, &desc) : NULL;
+}
+
 static void probe_free(splat_trainer *t)
 {
     splat_trainer_free(t);
@@ -495,14 +512,9 @@ static bool run_to(splat_trainer *t, uint32_t until)
  * the refine at 30, against the reference's render and backward of each step. */
 SPLAT_TEST(train_schedule_vs_ref)
 {
-    splat_ctx *ctx = NULL;
-    splat_error err = {0};
-    T_OK(splat_ctx_init(&ctx, NULL, &err), &err);
-    const char *dir = demo_dir(ctx, 48, 12);
-    splat_trainer *t = NULL;
-    splat_train_desc desc = {.data = dir, .steps = 3200, .seed = splat__rng_u64(splat_test_rng()), .refine_start = 10,
-                             .refine_every = 10, .refine_stop = 35, .reset_every = 25};
-    if (!dir || !(t = probe_trainer(ctx, &desc))) goto done;
+    splat_ctx *ctx;
+    splat_trainer *t = probe_demo(&ctx, 35);
+    if (!t) goto done;
     g_p.win_from = 27, g_p.win_to = 32;
     g_p.adam_from = 1, g_p.adam_to = 3;
     if (!run_to(t, 35)) goto done;
@@ -538,20 +550,14 @@ done:
     splat_ctx_free(ctx);
 }
 
-/* SPLAT_DENSIFY_SEEN=box: the statistics of steps 27 to 44 (refines at 30 and 40) also count the views where gsplat's
- * box overlaps the image while the Gaussian draws no pixel (small images, so many sit at an
- * edge), against the reference's splat__ref_gsplat_box. */
+/* SPLAT_DENSIFY_SEEN=box: the statistics of steps 27 to 44 (refines at 30 and 40) also count
+ * the views where gsplat's box overlaps the image while the Gaussian draws no pixel (small
+ * images, so many sit at an edge), against the reference's splat__ref_gsplat_box. */
 SPLAT_TEST(train_stats_seen_box)
 {
-    splat_ctx *ctx = NULL;
-    splat_error err = {0};
-    T_OK(splat_ctx_init(&ctx, NULL, &err), &err);
-    const char *dir = demo_dir(ctx, 48, 12);
-    splat_trainer *t = NULL;
-    splat_train_desc desc = {.data = dir, .steps = 3200, .seed = splat__rng_u64(splat_test_rng()), .refine_start = 10,
-                             .refine_every = 10, .refine_stop = 45, .reset_every = 25};
+    splat_ctx *ctx;
     setenv("SPLAT_DENSIFY_SEEN", "box", 1);
-    if (dir) t = probe_trainer(ctx, &desc);
+    splat_trainer *t = probe_demo(&ctx, 45);
     unsetenv("SPLAT_DENSIFY_SEEN");
     if (!t) goto done;
     T_CHECK(t->seen_box, "SPLAT_DENSIFY_SEEN=box did not reach the trainer");
