@@ -56,6 +56,16 @@ static bool parse_u32(const char *s, uint32_t *out)
     return true;
 }
 
+/* A count option (--steps N and the like): a whole number from 1 to 2^32 - 1, or a usage error
+ * (2) naming the option; 0 when it parsed. */
+static int count_arg(const char *cmd, const char *opt, const char *v, uint32_t *out)
+{
+    if (parse_u32(v, out) && *out != 0) return 0;
+    fprintf(stderr, "splatc %s: %s needs a whole number from 1 to 4294967295, got '%s' (see splatc %s --help)\n", cmd, opt,
+            v ? v : "", cmd);
+    return 2;
+}
+
 /* Parses "R,G,B", each a finite number in [0, 1]. */
 static bool parse_rgb(const char *s, float rgb[3])
 {
@@ -449,15 +459,16 @@ static void warn_far_cameras(splat_trainer *t)
 {
     uint32_t n = splat_trainer_views(t, NULL, 0), m = 0;
     splat_view_info *views = calloc(n ? n : 1, sizeof *views);
-    double *c = calloc(3 * (size_t)(n ? n : 1), sizeof *c), *d = calloc(n ? n : 1, sizeof *d), *axis = calloc(n ? n : 1, sizeof *axis);
-    if (!views || !c || !d || !axis) goto done;
+    double *c = calloc(3 * (size_t)(n ? n : 1), sizeof *c), *axis = calloc(n ? n : 1, sizeof *axis);
+    uint32_t *view_of = calloc(n ? n : 1, sizeof *view_of);
+    if (!views || !c || !axis || !view_of) goto done;
     splat_trainer_views(t, views, n);
     for (uint32_t k = 0; k < n; k++) {
         if (views[k].is_test) continue;
         const splat_camera *cam = &views[k].camera;
         for (int i = 0; i < 3; i++) /* the centre -R^T t */
             c[3 * m + i] = -((double)cam->R[i] * cam->t[0] + (double)cam->R[3 + i] * cam->t[1] + (double)cam->R[6 + i] * cam->t[2]);
-        d[m++] = k; /* the view, until the distances replace it */
+        view_of[m++] = k;
     }
     if (m < 4) goto done;
     double mid[3];
@@ -470,7 +481,7 @@ static void warn_far_cameras(splat_trainer *t)
     double far_d = -1;
     for (uint32_t k = 0; k < m; k++) {
         double dist = sqrt(pow(c[3 * k] - mid[0], 2) + pow(c[3 * k + 1] - mid[1], 2) + pow(c[3 * k + 2] - mid[2], 2));
-        if (dist > far_d) far_d = dist, far = (uint32_t)d[k];
+        if (dist > far_d) far_d = dist, far = view_of[k];
         axis[k] = dist;
     }
     qsort(axis, m, sizeof *axis, cmp_double);
@@ -480,7 +491,7 @@ static void warn_far_cameras(splat_trainer *t)
                         "median camera; a bad pose? The scene scale, and with it the learning rates and densification, "
                         "follows the farthest camera\n", views[far].name, far_d / median);
 done:
-    free(views), free(c), free(d), free(axis);
+    free(views), free(c), free(axis), free(view_of);
 }
 
 /* The next step at which the loop has something to do: a checkpoint, a --save-every PLY, the end. */
@@ -610,9 +621,9 @@ static int cmd_train(int argc, char **argv)
         bool takes_value = true;
         if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && v) out = v;
         else if (strcmp(a, "--steps") == 0) {
-            if (!parse_u32(v, &desc.steps) || desc.steps == 0) return usage_error("train", "--steps needs a whole number from 1 to 4294967295, got '%s'", v ? v : "");
+            if (count_arg("train", a, v, &desc.steps)) return 2;
         } else if (strcmp(a, "--images-factor") == 0) {
-            if (!parse_u32(v, &desc.images_factor) || desc.images_factor == 0) return usage_error("train", "--images-factor needs a whole number from 1 to 4294967295, got '%s'", v ? v : "");
+            if (count_arg("train", a, v, &desc.images_factor)) return 2;
         } else if (strcmp(a, "--sh-degree") == 0) {
             uint32_t d;
             if (!parse_u32(v, &d) || d > 3) return usage_error("train", "--sh-degree takes 0..3, got '%s'", v ? v : "");
@@ -622,14 +633,12 @@ static int cmd_train(int argc, char **argv)
             else if (v && strcmp(v, "mcmc") == 0) desc.strategy = SPLAT_STRATEGY_MCMC;
             else return usage_error("train", "--strategy takes default or mcmc, got '%s'", v ? v : "");
         } else if (strcmp(a, "--max-gaussians") == 0) {
-            if (!parse_u32(v, &desc.max_gaussians) || desc.max_gaussians == 0) return usage_error("train", "--max-gaussians needs a whole number from 1 to 4294967295, got '%s'", v ? v : "");
+            if (count_arg("train", a, v, &desc.max_gaussians)) return 2;
         } else if (strcmp(a, "--refine-start") == 0 || strcmp(a, "--refine-every") == 0 || strcmp(a, "--refine-stop") == 0) {
             uint32_t *field = strcmp(a, "--refine-start") == 0   ? &desc.refine_start
                               : strcmp(a, "--refine-every") == 0 ? &desc.refine_every
                                                                  : &desc.refine_stop;
-            char what[80];
-            snprintf(what, sizeof what, "%s needs a whole number from 1 to 4294967295, got '%%s'", a);
-            if (!parse_u32(v, field) || *field == 0) return usage_error("train", what, v ? v : "");
+            if (count_arg("train", a, v, field)) return 2;
         } else if (strcmp(a, "--max-gaussians-per-tile") == 0) {
             if (!parse_u32(v, &desc.render.max_gaussians_per_tile)) return usage_error("train", "--max-gaussians-per-tile needs a number, got '%s'", v ? v : "");
         } else if (strcmp(a, "--background") == 0) {
@@ -640,14 +649,12 @@ static int cmd_train(int argc, char **argv)
             if (!parse_u32(v, &s)) return usage_error("train", "--seed needs a number, got '%s'", v ? v : "");
             desc.seed = s;
         } else if (strcmp(a, "--init-points") == 0) {
-            if (!parse_u32(v, &desc.init_points) || desc.init_points == 0) return usage_error("train", "--init-points needs a whole number from 1 to 4294967295, got '%s'", v ? v : "");
+            if (count_arg("train", a, v, &desc.init_points)) return 2;
         } else if (strcmp(a, "--init-ply") == 0 && v) desc.init_ply = v;
         else if (strcmp(a, "--checkpoint-every") == 0) {
-            if (!parse_u32(v, &ckpt_every) || ckpt_every == 0)
-                return usage_error("train", "--checkpoint-every needs a whole number from 1 to 4294967295, got '%s'", v ? v : "");
+            if (count_arg("train", a, v, &ckpt_every)) return 2;
         } else if (strcmp(a, "--save-every") == 0) {
-            if (!parse_u32(v, &save_every) || save_every == 0)
-                return usage_error("train", "--save-every needs a whole number from 1 to 4294967295, got '%s'", v ? v : "");
+            if (count_arg("train", a, v, &save_every)) return 2;
         } else if (strcmp(a, "--log") == 0 && v) log_path = v;
         else if (strcmp(a, "--resume") == 0 && v) resume = v;
         else if (strcmp(a, "--viewer-host") == 0 && v) vd.host = v, use_viewer = true;
@@ -1247,7 +1254,7 @@ static int cmd_eval(int argc, char **argv)
         if (r) continue;
         if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && v) out = v, i++;
         else if (strcmp(a, "--images-factor") == 0) {
-            if (!parse_u32(v, &desc.images_factor) || desc.images_factor == 0) return usage_error("eval", "--images-factor needs a whole number from 1 to 4294967295, got '%s'", v ? v : "");
+            if (count_arg("eval", a, v, &desc.images_factor)) return 2;
             i++;
         } else if (strcmp(a, "--scale") == 0) {
             if (!parse_scale(v, &desc.eval_scale))
