@@ -42,6 +42,12 @@ mut seen_box_uncounted shaders/project_bwd.glsl train_stats_seen \
 mut seen_box_no_ceil shaders/render_common.glsl train_stats_seen \
     'vec2 r = ceil(ext * sqrt(vec2(a, c)));' \
     'vec2 r = ext * sqrt(vec2(a, c));'
+mut seen_pixels_ignored src/train/trainer.c train_stats_seen \
+    '*box = !(*asked && strcmp(v, "pixels") == 0);' \
+    '*box = true;'
+mut seen_resume_dropped src/train/checkpoint.c train_seen \
+    '        t->seen_box = seen_box;' \
+    '        (void)seen_box;'
 mut distortion_reach_unchecked src/io/distortion.c io_distortion \
     'if (!bounded && reachable(d, (mx - raw->cx) / raw->fx, (my - raw->cy) / raw->fy))' \
     'if (!bounded && false)'

@@ -23,7 +23,8 @@ splat_status splat__train_scene(splat_trainer *t, splat_scene *scene, splat_erro
 
 /* A checkpoint: "meta", then "params.<group>" and "adam.<group>" for every group in the order of
  * core/params.h, then "stats", then "data" (which dataset it trained on), then "strategy" (its
- * name, NUL-terminated; checkpoints before it have none). */
+ * name, NUL-terminated; checkpoints before it have none), then "seen" (what counted as a view in
+ * the statistics: "box" or "pixels", NUL-terminated; checkpoints before it counted "pixels"). */
 typedef struct ckpt_meta {
     uint32_t version, step, steps, count, sh_max;
     uint32_t rasterize_mode;  /* splat_rasterize_mode (checkpoints before it wrote 0 here: classic) */
@@ -79,6 +80,8 @@ static void ckpt_parts(splat_trainer *t, uint64_t n, ckpt_part parts[CKPT_PARTS]
     parts[2 * SPLAT_GROUP_COUNT] = (ckpt_part){"stats", &t->rb.stats, n * 16};
 }
 
+static const char *seen_name(bool box) { return box ? "box" : "pixels"; }
+
 splat_status splat__train_save(splat_trainer *t, const char *path, splat_error *err)
 {
     splat_status st = splat__train_drain(t, err);
@@ -88,7 +91,7 @@ splat_status splat__train_save(splat_trainer *t, const char *path, splat_error *
     ckpt_data data = data_of(t);
     ckpt_part parts[CKPT_PARTS];
     ckpt_parts(t, t->model.count, parts);
-    splat_section sec[3 + CKPT_PARTS];
+    splat_section sec[4 + CKPT_PARTS];
     memset(sec, 0, sizeof sec);
     snprintf(sec[0].name, sizeof sec[0].name, "meta");
     sec[0].data = &meta;
@@ -99,6 +102,10 @@ splat_status splat__train_save(splat_trainer *t, const char *path, splat_error *
     snprintf(sec[2 + CKPT_PARTS].name, sizeof sec[0].name, "strategy");
     sec[2 + CKPT_PARTS].data = (void *)t->strategy->name;
     sec[2 + CKPT_PARTS].size = strlen(t->strategy->name) + 1;
+    const char *seen = seen_name(t->seen_box);
+    snprintf(sec[3 + CKPT_PARTS].name, sizeof sec[0].name, "seen");
+    sec[3 + CKPT_PARTS].data = (void *)seen;
+    sec[3 + CKPT_PARTS].size = strlen(seen) + 1;
     for (size_t k = 0; k < CKPT_PARTS && st == SPLAT_OK; k++) {
         _Static_assert(sizeof sec[0].name == sizeof parts[0].name, "section names");
         memcpy(sec[k + 1].name, parts[k].name, sizeof sec[k + 1].name);
@@ -176,6 +183,23 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
                          named ? (const char *)sg->data : "?");
         goto done;
     }
+    /* the statistics go on counting views the checkpoint's way (a run begun before gsplat's measure
+     * became the default keeps its own); naming the other one is an error */
+    const splat_section *sn = splat__ckpt_find(sec, n_sec, "seen");
+    bool seen_box = false;
+    if (sn && (sn->size == 0 || sn->size > 8 || ((const char *)sn->data)[sn->size - 1] != '\0' ||
+               (strcmp(sn->data, "box") != 0 && strcmp(sn->data, "pixels") != 0))) {
+        st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: section seen is neither 'box' nor 'pixels'", path);
+        goto done;
+    }
+    if (sn) seen_box = strcmp(sn->data, "box") == 0;
+    if (t->strategy->stats && t->seen_asked && seen_box != t->seen_box) {
+        st = splat__fail(err, SPLAT_ERR_INVALID_ARG,
+                         "%s: the checkpoint's statistics count views by %s, SPLAT_DENSIFY_SEEN asks for %s (a resume keeps "
+                         "the measure)",
+                         path, seen_name(seen_box), seen_name(t->seen_box));
+        goto done;
+    }
     /* a resume goes on at the checkpoint's degree: asking for another is an error, not an option
      * dropped in silence (the same command line with --resume asks for the same; its --init-ply
      * made the checkpoint's first Gaussians and is not read again) */
@@ -201,6 +225,7 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
         t->sh_max = meta.sh_max;
         t->scene_scale = meta.scene_scale;
         t->desc.seed = meta.seed;
+        t->seen_box = seen_box;
         /* a run keeps its mode; a classic one may go on antialiased when asked to */
         if (meta.rasterize_mode == SPLAT_RASTERIZE_ANTIALIASED) t->desc.render.rasterize_mode = SPLAT_RASTERIZE_ANTIALIASED;
         st = splat__model_set(t, &scene, err);

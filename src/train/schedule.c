@@ -75,7 +75,7 @@ void splat__train_fill_slot(const splat_trainer *t, uint32_t slot, uint32_t step
         }
     }
     splat__frame_make(&s->frame, &t->ds.views[view].camera, &rd, t->model.count);
-    s->frame.seen_box = training && t->seen_box;
+    s->frame.seen_box = training && t->seen_box && t->strategy->stats;
 
     /* Adam: the learning rate of each group, its bias corrections */
     double progress = (double)step / (double)t->steps;

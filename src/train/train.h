@@ -236,8 +236,11 @@ struct splat_trainer {
                                 (COLMAP, transforms.json); 1 for NeRF-synthetic, which gsplat keeps */
     uint32_t steps, step, sh_max;
     uint32_t asked_sh_degree;                 /* the caller's desc.render.sh_degree before defaults (0: not asked) */
-    bool seen_box;                            /* the densification statistics count gsplat's box-visible views
-                                                 (SPLAT_DENSIFY_SEEN=box; docs/TRAIN.md, "Densification") */
+    bool seen_box;                            /* the densification statistics (of a strategy that keeps them) count
+                                                 gsplat's box-visible views (the default; false with
+                                                 SPLAT_DENSIFY_SEEN=pixels; docs/TRAIN.md, "Densification"); a
+                                                 resume goes on with its checkpoint's measure */
+    bool seen_asked;                          /* SPLAT_DENSIFY_SEEN named the measure */
     float background[3];                      /* the resolved background (AUTO and evaluation) */
     uint32_t max_w, max_h;                    /* the largest training or test image */
     uint32_t room_w, room_h;                  /* the largest image the render buffers, the loss scratch and

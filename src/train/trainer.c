@@ -136,14 +136,16 @@ static splat_status eval_room(splat_trainer *t, splat_error *err)
     return SPLAT_OK;
 }
 
-/* What counts as a view that saw a Gaussian in the densification statistics: one where it draws a
- * pixel (splatc's default) or one where gsplat's box overlaps the image (SPLAT_DENSIFY_SEEN=box).
- * An environment switch while the two are compared side by side (docs/TRAIN.md, "Densification"). */
-static splat_status seen_measure(bool *box, splat_error *err)
+/* What counts as a view that saw a Gaussian in the densification statistics: one where gsplat's
+ * box overlaps the image (the default, measured better on the H100) or, with
+ * SPLAT_DENSIFY_SEEN=pixels, one where it draws a pixel (splatc's measure until 2026-11-24, kept
+ * to compare against; docs/TRAIN.md, "Densification"). `asked`: the variable named one. */
+static splat_status seen_measure(bool *box, bool *asked, splat_error *err)
 {
     const char *v = getenv("SPLAT_DENSIFY_SEEN");
-    *box = v && strcmp(v, "box") == 0;
-    if (v && *v && !*box && strcmp(v, "pixels") != 0)
+    *asked = v && *v;
+    *box = !(*asked && strcmp(v, "pixels") == 0);
+    if (*asked && *box && strcmp(v, "box") != 0)
         return splat__fail(err, SPLAT_ERR_INVALID_ARG, "SPLAT_DENSIFY_SEEN: '%s' is neither 'pixels' nor 'box'", v);
     return SPLAT_OK;
 }
@@ -163,8 +165,7 @@ splat_status splat__trainer_init(splat_trainer **out, const splat_train_env *env
     splat_scene scene = {0};
     splat_status st = t->strategy ? SPLAT_OK
                                   : splat__fail(err, SPLAT_ERR_INVALID_ARG, "training: unknown strategy %d", (int)desc->strategy);
-    if (st == SPLAT_OK) st = seen_measure(&t->seen_box, err);
-    t->seen_box = t->seen_box && t->strategy->stats;
+    if (st == SPLAT_OK) st = seen_measure(&t->seen_box, &t->seen_asked, err);
     if (st == SPLAT_OK) {
         splat_dataset_desc dd = {.path = desc->data, .images_factor = desc->images_factor, .eval = desc->eval};
         st = splat__dataset_load(&dd, &t->ds, err);
