@@ -721,64 +721,76 @@ done:
     splat_ctx_free(ctx);
 }
 
-/* Trains desc for `pause` steps under SPLAT_DENSIFY_SEEN=env (NULL: unset) and checkpoints. */
-static bool save_at(splat_ctx *ctx, const splat_train_desc *desc, const char *env, uint32_t pause, const char *ckpt)
-{
-    splat_error err = {0};
-    splat_trainer *t = NULL;
-    if (env) setenv("SPLAT_DENSIFY_SEEN", env, 1);
-    splat_status st = splat_trainer_init(&t, ctx, desc, &err);
-    unsetenv("SPLAT_DENSIFY_SEEN");
-    if (st == SPLAT_OK) st = splat_trainer_run(t, pause, &err);
-    if (st == SPLAT_OK) st = splat_trainer_save(t, ckpt, &err);
-    splat_trainer_free(t);
-    if (st != SPLAT_OK) splat_test_fail(__FILE__, __LINE__, "training:", "%s", err.msg);
-    return st == SPLAT_OK;
-}
+/* The end of a run of desc under SPLAT_DENSIFY_SEEN=env (NULL: unset): from the start, or from
+ * ckpt; with `pause`, the run stops there and checkpoints to ckpt instead. Gives the measure the
+ * trainer went on with, the scene and the densification statistics (which tell the measures
+ * apart at almost every step, where the parameters may not). */
+typedef struct seen_run {
+    bool box;
+    splat_scene scene;
+    float *stats;
+} seen_run;
 
-/* Resumes ckpt under SPLAT_DENSIFY_SEEN=env and trains to the end: the status, the measure the
- * trainer went on with, the scene. */
-static splat_status resume_seen(splat_ctx *ctx, const splat_train_desc *desc, const char *env, const char *ckpt,
-                                bool *box, splat_scene *out, splat_error *err)
+static splat_status run_seen(splat_ctx *ctx, const splat_train_desc *desc, const char *env, const char *resume,
+                             uint32_t pause, const char *ckpt, seen_run *out, splat_error *err)
 {
     splat_trainer *t = NULL;
     if (env) setenv("SPLAT_DENSIFY_SEEN", env, 1);
     splat_status st = splat_trainer_init(&t, ctx, desc, err);
     unsetenv("SPLAT_DENSIFY_SEEN");
-    if (st == SPLAT_OK) st = splat_trainer_resume(t, ckpt, err);
-    if (st == SPLAT_OK) *box = t->seen_box;
-    if (st == SPLAT_OK) st = splat_trainer_run(t, 0, err);
-    if (st == SPLAT_OK) st = splat_trainer_scene(t, out, err);
+    if (st == SPLAT_OK && resume) st = splat_trainer_resume(t, resume, err);
+    if (st == SPLAT_OK) st = splat_trainer_run(t, pause, err);
+    if (st == SPLAT_OK && pause) st = splat_trainer_save(t, ckpt, err);
+    if (st == SPLAT_OK && !pause) {
+        out->box = t->seen_box;
+        st = splat_trainer_scene(t, &out->scene, err);
+        out->stats = malloc((size_t)t->model.count * 16 + 16);
+        if (st == SPLAT_OK && out->stats)
+            st = splat__buf_download(t->env.gpu, &t->rb.stats, 0, out->stats, (size_t)t->model.count * 16, err);
+    }
     splat_trainer_free(t);
     return st;
+}
+
+static bool same_run(const seen_run *a, const seen_run *b)
+{
+    return same_scene(&a->scene, &b->scene) && a->stats && b->stats &&
+           memcmp(a->stats, b->stats, (size_t)a->scene.count * 16) == 0;
+}
+
+static void seen_run_free(seen_run *r)
+{
+    splat_scene_free(&r->scene);
+    free(r->stats);
 }
 
 /* A checkpoint keeps what its statistics count as a view: a run begun under
  * SPLAT_DENSIFY_SEEN=pixels (or before gsplat's measure became the default: a checkpoint with no
  * "seen" section) goes on counting pixels when resumed without the variable, and ends with the
- * bits of the uninterrupted run; naming the other measure on a resume is refused. */
+ * bits (parameters and statistics) of the uninterrupted run; naming the other measure on a resume
+ * is refused. */
 SPLAT_TEST(train_seen_resume_exact)
 {
     splat_ctx *ctx = test_ctx();
     if (!ctx) return;
     const char *dir = demo_dir(ctx, 40, 10);
     if (!dir) goto done;
-    splat_train_desc desc = {.data = dir, .steps = 40, .seed = splat__rng_u64(splat_test_rng()), .refine_start = 10,
-                             .refine_every = 5};
-    splat_scene pixels = {0}, box = {0}, resumed = {0}, old = {0};
+    /* refines at 15 to 30 grow the Gaussians (more of them at the edges), then 19 steps of
+     * statistics to tell the measures apart */
+    splat_train_desc desc = {.data = dir, .steps = 50, .seed = splat__rng_u64(splat_test_rng()), .refine_start = 10,
+                             .refine_every = 5, .refine_stop = 31};
+    seen_run pixels = {0}, box = {0}, resumed = {0}, old = {0}, refused = {0};
     char ckpt[600], bare[600];
     snprintf(ckpt, sizeof ckpt, "%s/seen.ckpt", dir);
     snprintf(bare, sizeof bare, "%s/seen_old.ckpt", dir);
-    setenv("SPLAT_DENSIFY_SEEN", "pixels", 1);
-    bool ran = run_chain(ctx, &desc, NULL, 0, NULL, false, &pixels);
-    unsetenv("SPLAT_DENSIFY_SEEN");
-    ran = ran && run_chain(ctx, &desc, NULL, 0, NULL, false, &box);
-    uint32_t pause = 11 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 20);
-    if (!ran || !save_at(ctx, &desc, "pixels", pause, ckpt)) goto free;
+    uint32_t pause = 11 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 38);
+    splat_error err = {0};
+    T_OK(run_seen(ctx, &desc, "pixels", NULL, 0, NULL, &pixels, &err), &err);
+    T_OK(run_seen(ctx, &desc, NULL, NULL, 0, NULL, &box, &err), &err);
+    T_OK(run_seen(ctx, &desc, "pixels", NULL, pause, ckpt, NULL, &err), &err);
     /* the same checkpoint without its "seen" section, as one written before it */
     splat_section *sec = NULL;
     uint32_t n_sec = 0, kept = 0;
-    splat_error err = {0};
     T_OK(splat__ckpt_read(ckpt, &sec, &n_sec, &err), &err);
     for (uint32_t k = 0; k < n_sec; k++)
         if (strcmp(sec[k].name, "seen") != 0) sec[kept++] = sec[k];
@@ -786,28 +798,31 @@ SPLAT_TEST(train_seen_resume_exact)
     T_OK(splat__ckpt_write(bare, sec, kept, &err), &err);
     splat__ckpt_free(sec, n_sec);
 
-    bool went_box = true, old_box = true, refused_box = true;
-    T_OK(resume_seen(ctx, &desc, NULL, ckpt, &went_box, &resumed, &err), &err);
-    T_OK(resume_seen(ctx, &desc, NULL, bare, &old_box, &old, &err), &err);
-    T_CHECK(!went_box && !old_box, "resumed without the variable, the trainer counts %s (%s without the section)",
-            went_box ? "gsplat's box" : "pixels", old_box ? "gsplat's box" : "pixels");
-    T_CHECK(same_scene(&pixels, &resumed), "resumed at step %u: %u vs %u Gaussians, parameters differ", pause,
-            pixels.count, resumed.count);
-    T_CHECK(same_scene(&pixels, &old), "resumed at step %u from the checkpoint with no \"seen\": parameters differ",
-            pause);
-    splat_scene refused = {0};
-    splat_status st = resume_seen(ctx, &desc, "box", ckpt, &refused_box, &refused, &err);
+    T_OK(run_seen(ctx, &desc, NULL, ckpt, 0, NULL, &resumed, &err), &err);
+    T_OK(run_seen(ctx, &desc, NULL, bare, 0, NULL, &old, &err), &err);
+    T_CHECK(pixels.box == false && box.box == true, "the measures: %d with pixels, %d by default", pixels.box, box.box);
+    T_CHECK(!resumed.box && !old.box, "resumed without the variable, the trainer counts %s (%s without the section)",
+            resumed.box ? "gsplat's box" : "pixels", old.box ? "gsplat's box" : "pixels");
+    T_CHECK(same_run(&pixels, &resumed), "resumed at step %u: %u vs %u Gaussians, parameters or statistics differ", pause,
+            pixels.scene.count, resumed.scene.count);
+    T_CHECK(same_run(&pixels, &old), "resumed at step %u from the checkpoint with no \"seen\": parameters or statistics "
+            "differ", pause);
+    T_CHECK(!same_run(&pixels, &box), "both measures gave the same bits: the case tells them apart by nothing");
+    splat_status st = run_seen(ctx, &desc, "box", ckpt, 0, NULL, &refused, &err);
     T_CHECK(st == SPLAT_ERR_INVALID_ARG && strstr(err.msg, ckpt) && strstr(err.msg, "SPLAT_DENSIFY_SEEN"),
             "a resume under the other measure: %s: %s", splat_status_str(st), err.msg);
-    splat_scene_free(&refused);
-    T_CHECK(!same_scene(&pixels, &box), "both measures gave the same bits: the case tells them apart by nothing");
-    printf("  %u Gaussians counting pixels, %u counting gsplat's box (%s); resumed at step %u\n", pixels.count, box.count,
-           same_scene(&pixels, &box) ? "the same bits" : "other bits", pause);
-free:
-    splat_scene_free(&pixels);
-    splat_scene_free(&box);
-    splat_scene_free(&resumed);
-    splat_scene_free(&old);
+    uint32_t counts_differ = 0;
+    for (uint32_t i = 0; pixels.scene.count == box.scene.count && i < pixels.scene.count; i++)
+        counts_differ += pixels.stats[4 * i + 1] != box.stats[4 * i + 1];
+    printf("  %u Gaussians counting pixels, %u counting gsplat's box (parameters %s, %u view counts differ); resumed at "
+           "step %u\n",
+           pixels.scene.count, box.scene.count, same_scene(&pixels.scene, &box.scene) ? "the same" : "differ",
+           counts_differ, pause);
+    seen_run_free(&pixels);
+    seen_run_free(&box);
+    seen_run_free(&resumed);
+    seen_run_free(&old);
+    seen_run_free(&refused);
 done:
     splat_ctx_free(ctx);
 }
