@@ -284,6 +284,24 @@ SPLAT_TEST(gpu_error_bad_device_index)
     T_CHECK(strstr(err.msg, want) != NULL, "message: %s", err.msg);
 }
 
+/* SPLAT_DEVICE is a decimal index: anything else is an error that quotes it, not some device. */
+SPLAT_TEST(gpu_error_bad_device_env)
+{
+    static const char *bad[] = {"-1", "+0", " 0", "0x1", "1.0", "4294967296", "99999999999999999999999", "one", "0 "};
+    for (size_t k = 0; k < SPLAT_COUNTOF(bad); k++) {
+        splat_gpu *g = NULL;
+        splat_error err = {0};
+        setenv("SPLAT_DEVICE", bad[k], 1);
+        splat_status st = splat__gpu_init(&g, &(splat_gpu_desc){0}, &err);
+        unsetenv("SPLAT_DEVICE");
+        char want[64];
+        snprintf(want, sizeof want, "SPLAT_DEVICE=%s is not a device index", bad[k]);
+        T_CHECK(st == SPLAT_ERR_INVALID_ARG && g == NULL && strstr(err.msg, want), "SPLAT_DEVICE='%s': %s: %s", bad[k],
+                splat_status_str(st), err.msg);
+        splat__gpu_free(g);
+    }
+}
+
 SPLAT_TEST(gpu_error_shader_interface)
 {
     splat_gpu *g = t_gpu();

@@ -86,7 +86,7 @@ splat_status splat__buf_init(splat_gpu *g, splat_buf *b, const char *name, VkDev
         if (in_use + req.size > g->mem_limit) {
             splat__buf_free(g, b);
             return splat__fail(err, SPLAT_ERR_OUT_OF_DEVICE_MEMORY,
-                               "buffer '%s': %.1f MiB more would pass SPLAT_MEM_LIMIT (%.1f MiB, %.1f MiB in use)", name,
+                               "buffer '%s': %.4g MiB more would pass SPLAT_MEM_LIMIT (%.4g MiB, %.4g MiB in use)", name,
                                (double)req.size / 1048576.0, (double)g->mem_limit / 1048576.0, (double)in_use / 1048576.0);
         }
     }

@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -278,11 +279,14 @@ static splat_status pick_device(splat_gpu *g, const splat_gpu_desc *desc, splat_
     uint32_t want = desc->device_index;
     const char *env = getenv("SPLAT_DEVICE");
     if (!chosen && env && *env) {
+        /* digits only: strtoul would read "-1" as the largest index and " 1" as 1 */
         char *end;
+        errno = 0;
         unsigned long v = strtoul(env, &end, 10);
-        if (*end != '\0') {
+        if (*end != '\0' || env[0] < '0' || env[0] > '9' || errno || v > UINT32_MAX) {
             splat__free(phys);
-            return splat__fail(err, SPLAT_ERR_INVALID_ARG, "SPLAT_DEVICE=%s is not a device index", env);
+            return splat__fail(err, SPLAT_ERR_INVALID_ARG,
+                               "SPLAT_DEVICE=%s is not a device index (a number from 0; `splatc info` lists them)", env);
         }
         chosen = true;
         want = (uint32_t)v;
