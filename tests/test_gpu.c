@@ -288,6 +288,8 @@ SPLAT_TEST(gpu_error_bad_device_index)
 SPLAT_TEST(gpu_error_bad_device_env)
 {
     static const char *bad[] = {"-1", "+0", " 0", "0x1", "1.0", "4294967296", "99999999999999999999999", "one", "0 "};
+    const char *was = getenv("SPLAT_DEVICE");
+    char *kept = was ? strdup(was) : NULL;
     for (size_t k = 0; k < SPLAT_COUNTOF(bad); k++) {
         splat_gpu *g = NULL;
         splat_error err = {0};
@@ -300,6 +302,8 @@ SPLAT_TEST(gpu_error_bad_device_env)
                 splat_status_str(st), err.msg);
         splat__gpu_free(g);
     }
+    if (kept) setenv("SPLAT_DEVICE", kept, 1);
+    free(kept);
 }
 
 SPLAT_TEST(gpu_error_shader_interface)

@@ -736,6 +736,7 @@ static splat_status run_seen(splat_ctx *ctx, const splat_train_desc *desc, const
 {
     splat_trainer *t = NULL;
     if (env) setenv("SPLAT_DENSIFY_SEEN", env, 1);
+    else unsetenv("SPLAT_DENSIFY_SEEN");
     splat_status st = splat_trainer_init(&t, ctx, desc, err);
     unsetenv("SPLAT_DENSIFY_SEEN");
     if (st == SPLAT_OK && resume) st = splat_trainer_resume(t, resume, err);
@@ -766,9 +767,10 @@ static void seen_run_free(seen_run *r)
 
 /* A checkpoint keeps what its statistics count as a view: a run begun under
  * SPLAT_DENSIFY_SEEN=pixels (or before gsplat's measure became the default: a checkpoint with no
- * "seen" section) goes on counting pixels when resumed without the variable, and ends with the
- * bits (parameters and statistics) of the uninterrupted run; naming the other measure on a resume
- * is refused. */
+ * "seen" section) goes on counting pixels when resumed without the variable or with it, and ends
+ * with the bits (parameters and statistics) of the uninterrupted run; naming the other measure on a
+ * resume is refused, either way round. A checkpoint with no section resumed under
+ * SPLAT_DENSIFY_SEEN=box (a run made while box was the switch's) counts box. */
 SPLAT_TEST(train_seen_resume_exact)
 {
     splat_ctx *ctx = test_ctx();
@@ -776,53 +778,62 @@ SPLAT_TEST(train_seen_resume_exact)
     const char *dir = demo_dir(ctx, 40, 10);
     if (!dir) goto done;
     /* refines at 15 to 30 grow the Gaussians (more of them at the edges), then 19 steps of
-     * statistics to tell the measures apart */
+     * statistics to tell the measures apart; the pause comes before the last refine */
     splat_train_desc desc = {.data = dir, .steps = 50, .seed = splat__rng_u64(splat_test_rng()), .refine_start = 10,
                              .refine_every = 5, .refine_stop = 31};
-    seen_run pixels = {0}, box = {0}, resumed = {0}, old = {0}, refused = {0};
-    char ckpt[600], bare[600];
+    enum { PIXELS, BOX, RESUMED, RESUMED_NAMED, OLD, OLD_BOX, REFUSED, REFUSED_PIXELS, RUNS };
+    seen_run r[RUNS] = {0};
+    char ckpt[600], ckpt_box[600], bare[600];
     snprintf(ckpt, sizeof ckpt, "%s/seen.ckpt", dir);
+    snprintf(ckpt_box, sizeof ckpt_box, "%s/seen_box.ckpt", dir);
     snprintf(bare, sizeof bare, "%s/seen_old.ckpt", dir);
-    uint32_t pause = 11 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 38);
+    uint32_t pause = 11 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 20);
     splat_error err = {0};
-    T_OK(run_seen(ctx, &desc, "pixels", NULL, 0, NULL, &pixels, &err), &err);
-    T_OK(run_seen(ctx, &desc, NULL, NULL, 0, NULL, &box, &err), &err);
+    T_OK(run_seen(ctx, &desc, "pixels", NULL, 0, NULL, &r[PIXELS], &err), &err);
+    T_OK(run_seen(ctx, &desc, NULL, NULL, 0, NULL, &r[BOX], &err), &err);
     T_OK(run_seen(ctx, &desc, "pixels", NULL, pause, ckpt, NULL, &err), &err);
-    /* the same checkpoint without its "seen" section, as one written before it */
+    T_OK(run_seen(ctx, &desc, NULL, NULL, pause, ckpt_box, NULL, &err), &err);
+    /* the pixels checkpoint without its "seen" section, as one written before it */
     splat_section *sec = NULL;
-    uint32_t n_sec = 0, kept = 0;
+    uint32_t n_sec = 0, seen = 0;
     T_OK(splat__ckpt_read(ckpt, &sec, &n_sec, &err), &err);
-    for (uint32_t k = 0; k < n_sec; k++)
-        if (strcmp(sec[k].name, "seen") != 0) sec[kept++] = sec[k];
-    T_CHECK(kept + 1 == n_sec, "the checkpoint has %u sections, %u of them \"seen\"", n_sec, n_sec - kept);
-    T_OK(splat__ckpt_write(bare, sec, kept, &err), &err);
+    while (seen < n_sec && strcmp(sec[seen].name, "seen") != 0) seen++;
+    T_CHECK(seen < n_sec, "the checkpoint has no \"seen\" section");
+    if (seen < n_sec) {
+        splat_section last = sec[n_sec - 1];
+        sec[n_sec - 1] = sec[seen], sec[seen] = last;
+        T_OK(splat__ckpt_write(bare, sec, n_sec - 1, &err), &err);
+    }
     splat__ckpt_free(sec, n_sec);
 
-    T_OK(run_seen(ctx, &desc, NULL, ckpt, 0, NULL, &resumed, &err), &err);
-    T_OK(run_seen(ctx, &desc, NULL, bare, 0, NULL, &old, &err), &err);
-    T_CHECK(pixels.box == false && box.box == true, "the measures: %d with pixels, %d by default", pixels.box, box.box);
-    T_CHECK(!resumed.box && !old.box, "resumed without the variable, the trainer counts %s (%s without the section)",
-            resumed.box ? "gsplat's box" : "pixels", old.box ? "gsplat's box" : "pixels");
-    T_CHECK(same_run(&pixels, &resumed), "resumed at step %u: %u vs %u Gaussians, parameters or statistics differ", pause,
-            pixels.scene.count, resumed.scene.count);
-    T_CHECK(same_run(&pixels, &old), "resumed at step %u from the checkpoint with no \"seen\": parameters or statistics "
-            "differ", pause);
-    T_CHECK(!same_run(&pixels, &box), "both measures gave the same bits: the case tells them apart by nothing");
-    splat_status st = run_seen(ctx, &desc, "box", ckpt, 0, NULL, &refused, &err);
+    T_OK(run_seen(ctx, &desc, NULL, ckpt, 0, NULL, &r[RESUMED], &err), &err);
+    T_OK(run_seen(ctx, &desc, "pixels", ckpt, 0, NULL, &r[RESUMED_NAMED], &err), &err);
+    T_OK(run_seen(ctx, &desc, NULL, bare, 0, NULL, &r[OLD], &err), &err);
+    T_OK(run_seen(ctx, &desc, "box", bare, 0, NULL, &r[OLD_BOX], &err), &err);
+    T_CHECK(!r[PIXELS].box && r[BOX].box, "the measures: %d with pixels, %d by default", r[PIXELS].box, r[BOX].box);
+    T_CHECK(!r[RESUMED].box && !r[RESUMED_NAMED].box && !r[OLD].box && r[OLD_BOX].box,
+            "resumed, the trainer counts box: %d (unset), %d (pixels named), %d (no section), %d (no section, box named)",
+            r[RESUMED].box, r[RESUMED_NAMED].box, r[OLD].box, r[OLD_BOX].box);
+    T_CHECK(same_run(&r[PIXELS], &r[RESUMED]) && same_run(&r[PIXELS], &r[RESUMED_NAMED]),
+            "resumed at step %u: parameters or statistics differ from the uninterrupted run's", pause);
+    T_CHECK(same_run(&r[PIXELS], &r[OLD]), "resumed at step %u from the checkpoint with no \"seen\": parameters or "
+            "statistics differ", pause);
+    T_CHECK(!same_run(&r[PIXELS], &r[BOX]), "both measures gave the same bits: the case tells them apart by nothing");
+    splat_status st = run_seen(ctx, &desc, "box", ckpt, 0, NULL, &r[REFUSED], &err);
     T_CHECK(st == SPLAT_ERR_INVALID_ARG && strstr(err.msg, ckpt) && strstr(err.msg, "SPLAT_DENSIFY_SEEN"),
-            "a resume under the other measure: %s: %s", splat_status_str(st), err.msg);
+            "box named on a pixels checkpoint: %s: %s", splat_status_str(st), err.msg);
+    err = (splat_error){0};
+    st = run_seen(ctx, &desc, "pixels", ckpt_box, 0, NULL, &r[REFUSED_PIXELS], &err);
+    T_CHECK(st == SPLAT_ERR_INVALID_ARG && strstr(err.msg, ckpt_box) && strstr(err.msg, "SPLAT_DENSIFY_SEEN"),
+            "pixels named on a box checkpoint: %s: %s", splat_status_str(st), err.msg);
     uint32_t counts_differ = 0;
-    for (uint32_t i = 0; pixels.scene.count == box.scene.count && i < pixels.scene.count; i++)
-        counts_differ += pixels.stats[4 * i + 1] != box.stats[4 * i + 1];
+    for (uint32_t i = 0; r[PIXELS].scene.count == r[BOX].scene.count && i < r[PIXELS].scene.count; i++)
+        counts_differ += r[PIXELS].stats[4 * i + 1] != r[BOX].stats[4 * i + 1];
     printf("  %u Gaussians counting pixels, %u counting gsplat's box (parameters %s, %u view counts differ); resumed at "
            "step %u\n",
-           pixels.scene.count, box.scene.count, same_scene(&pixels.scene, &box.scene) ? "the same" : "differ",
+           r[PIXELS].scene.count, r[BOX].scene.count, same_scene(&r[PIXELS].scene, &r[BOX].scene) ? "the same" : "differ",
            counts_differ, pause);
-    seen_run_free(&pixels);
-    seen_run_free(&box);
-    seen_run_free(&resumed);
-    seen_run_free(&old);
-    seen_run_free(&refused);
+    for (int k = 0; k < RUNS; k++) seen_run_free(&r[k]);
 done:
     splat_ctx_free(ctx);
 }

@@ -561,6 +561,7 @@ static void seen_case(const char *env, bool want_box)
 {
     splat_ctx *ctx;
     if (env) setenv("SPLAT_DENSIFY_SEEN", env, 1);
+    else unsetenv("SPLAT_DENSIFY_SEEN");
     splat_trainer *t = probe_demo(&ctx, 45);
     unsetenv("SPLAT_DENSIFY_SEEN");
     if (!t) goto done;

@@ -28,6 +28,9 @@ static int find_type(const splat_gpu *g, uint32_t allowed, VkMemoryPropertyFlags
     return fallback;
 }
 
+
+/* Decimals that keep a size in MiB readable: a few KiB is not "0.0 MiB". */
+static int mib_digits(uint64_t bytes) { return bytes < 1048576 ? 4 : 1; }
 splat_status splat__buf_init(splat_gpu *g, splat_buf *b, const char *name, VkDeviceSize size, splat_mem kind,
                              splat_error *err)
 {
@@ -86,8 +89,9 @@ splat_status splat__buf_init(splat_gpu *g, splat_buf *b, const char *name, VkDev
         if (in_use + req.size > g->mem_limit) {
             splat__buf_free(g, b);
             return splat__fail(err, SPLAT_ERR_OUT_OF_DEVICE_MEMORY,
-                               "buffer '%s': %.4g MiB more would pass SPLAT_MEM_LIMIT (%.4g MiB, %.4g MiB in use)", name,
-                               (double)req.size / 1048576.0, (double)g->mem_limit / 1048576.0, (double)in_use / 1048576.0);
+                               "buffer '%s': %.*f MiB more would pass SPLAT_MEM_LIMIT (%.*f MiB, %.*f MiB in use)", name,
+                               mib_digits(req.size), (double)req.size / 1048576.0, mib_digits(g->mem_limit),
+                               (double)g->mem_limit / 1048576.0, mib_digits(in_use), (double)in_use / 1048576.0);
         }
     }
     r = vkAllocateMemory(g->device, &mai, NULL, &b->memory);

@@ -184,9 +184,11 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
         goto done;
     }
     /* the statistics go on counting views the checkpoint's way (a run begun before gsplat's measure
-     * became the default keeps its own); naming the other one is an error */
+     * became the default keeps its own); naming the other one is an error. A checkpoint without the
+     * section counted pixels, unless its run named box in SPLAT_DENSIFY_SEEN (the switch came first):
+     * then the variable, named again, is taken at its word. */
     const splat_section *sn = splat__ckpt_find(sec, n_sec, "seen");
-    bool seen_box = false;
+    bool seen_box = !sn && t->seen_asked ? t->seen_box : false;
     if (sn && (sn->size == 0 || sn->size > 8 || ((const char *)sn->data)[sn->size - 1] != '\0' ||
                (strcmp(sn->data, "box") != 0 && strcmp(sn->data, "pixels") != 0))) {
         st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: section seen is neither 'box' nor 'pixels'", path);
