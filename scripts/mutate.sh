@@ -48,6 +48,9 @@ mut seen_pixels_ignored src/train/trainer.c train_stats_seen \
 mut seen_resume_dropped src/train/checkpoint.c train_seen \
     '        t->seen_box = seen_box;' \
     '        (void)seen_box;'
+mut seen_section_unchecked src/train/checkpoint.c train_seen \
+    "    if (sn && (!seen || (strcmp(seen, seen_name(true)) != 0 && strcmp(seen, seen_name(false)) != 0))) {" \
+    "    if (false) {"
 mut distortion_reach_unchecked src/io/distortion.c io_distortion \
     'if (!bounded && reachable(d, (mx - raw->cx) / raw->fx, (my - raw->cy) / raw->fy))' \
     'if (!bounded && false)'

@@ -783,10 +783,11 @@ SPLAT_TEST(train_seen_resume_exact)
                              .refine_every = 5, .refine_stop = 31};
     enum { PIXELS, BOX, RESUMED, RESUMED_NAMED, OLD, OLD_BOX, REFUSED, REFUSED_PIXELS, RUNS };
     seen_run r[RUNS] = {0};
-    char ckpt[600], ckpt_box[600], bare[600];
+    char ckpt[600], ckpt_box[600], bare[600], garbled[600];
     snprintf(ckpt, sizeof ckpt, "%s/seen.ckpt", dir);
     snprintf(ckpt_box, sizeof ckpt_box, "%s/seen_box.ckpt", dir);
     snprintf(bare, sizeof bare, "%s/seen_old.ckpt", dir);
+    snprintf(garbled, sizeof garbled, "%s/seen_garbled.ckpt", dir);
     uint32_t pause = 11 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 20);
     splat_error err = {0};
     T_OK(run_seen(ctx, &desc, "pixels", NULL, 0, NULL, &r[PIXELS], &err), &err);
@@ -803,6 +804,24 @@ SPLAT_TEST(train_seen_resume_exact)
         splat_section last = sec[n_sec - 1];
         sec[n_sec - 1] = sec[seen], sec[seen] = last;
         T_OK(splat__ckpt_write(bare, sec, n_sec - 1, &err), &err);
+        /* and with a "seen" that names neither measure (its CRC made anew: a section intact as a
+         * file): another word, a prefix, empty, one not ending at its NUL */
+        static const char *const wrong[] = {"boxes", "pix", "", "box\0x"};
+        static const uint64_t wrong_size[] = {6, 4, 0, 5};
+        splat_section s = sec[n_sec - 1];
+        for (size_t w = 0; w < SPLAT_COUNTOF(wrong); w++) {
+            sec[n_sec - 1].data = (void *)wrong[w], sec[n_sec - 1].size = wrong_size[w];
+            T_OK(splat__ckpt_write(garbled, sec, n_sec, &err), &err);
+            seen_run g = {0};
+            err = (splat_error){0};
+            splat_status gst = run_seen(ctx, &desc, NULL, garbled, 0, NULL, &g, &err);
+            T_CHECK(gst == SPLAT_ERR_FORMAT && strstr(err.msg, garbled) && strstr(err.msg, "section seen"),
+                    "a \"seen\" of %u bytes naming no measure: %s: %s", (unsigned)wrong_size[w], splat_status_str(gst),
+                    err.msg);
+            seen_run_free(&g);
+        }
+        sec[n_sec - 1] = s;
+        err = (splat_error){0};
     }
     splat__ckpt_free(sec, n_sec);
 

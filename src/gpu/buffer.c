@@ -28,9 +28,9 @@ static int find_type(const splat_gpu *g, uint32_t allowed, VkMemoryPropertyFlags
     return fallback;
 }
 
-
 /* Decimals that keep a size in MiB readable: a few KiB is not "0.0 MiB". */
 static int mib_digits(uint64_t bytes) { return bytes < 1048576 ? 4 : 1; }
+
 splat_status splat__buf_init(splat_gpu *g, splat_buf *b, const char *name, VkDeviceSize size, splat_mem kind,
                              splat_error *err)
 {

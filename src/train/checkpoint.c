@@ -119,6 +119,13 @@ splat_status splat__train_save(splat_trainer *t, const char *path, splat_error *
     return st;
 }
 
+/* A section holding one NUL-terminated name of at most `max` bytes: the name, or NULL when the
+ * section is empty, too long or not terminated. */
+static const char *section_text(const splat_section *s, uint64_t max)
+{
+    return s && s->size > 0 && s->size <= max && ((const char *)s->data)[s->size - 1] == '\0' ? s->data : NULL;
+}
+
 static const splat_section *section(const char *path, const splat_section *sec, uint32_t n_sec, const char *name,
                                     uint64_t bytes, splat_status *st, splat_error *err)
 {
@@ -173,14 +180,12 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
     }
     /* a strategy's state (its schedule, its cap, the moments it zeroes) is not another's to go on */
     const splat_section *sg = splat__ckpt_find(sec, n_sec, "strategy");
-    if (sg && (sg->size == 0 || sg->size > 64 || ((const char *)sg->data)[sg->size - 1] != '\0' ||
-               strcmp(sg->data, t->strategy->name) != 0)) {
-        bool named = sg->size > 0 && sg->size <= 64 && ((const char *)sg->data)[sg->size - 1] == '\0';
+    const char *strategy = section_text(sg, 64);
+    if (sg && (!strategy || strcmp(strategy, t->strategy->name) != 0)) {
         st = splat__fail(err, SPLAT_ERR_INVALID_ARG,
                          "%s: the checkpoint trained with the %s strategy, this run asks for %s (--strategy %s goes on "
                          "with it)",
-                         path, named ? (const char *)sg->data : "(unreadable)", t->strategy->name,
-                         named ? (const char *)sg->data : "?");
+                         path, strategy ? strategy : "(unreadable)", t->strategy->name, strategy ? strategy : "?");
         goto done;
     }
     /* the statistics go on counting views the checkpoint's way (a run begun before gsplat's measure
@@ -188,13 +193,12 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
      * section counted pixels, unless its run named box in SPLAT_DENSIFY_SEEN (the switch came first):
      * then the variable, named again, is taken at its word. */
     const splat_section *sn = splat__ckpt_find(sec, n_sec, "seen");
-    bool seen_box = !sn && t->seen_asked ? t->seen_box : false;
-    if (sn && (sn->size == 0 || sn->size > 8 || ((const char *)sn->data)[sn->size - 1] != '\0' ||
-               (strcmp(sn->data, "box") != 0 && strcmp(sn->data, "pixels") != 0))) {
+    const char *seen = section_text(sn, 8);
+    if (sn && (!seen || (strcmp(seen, seen_name(true)) != 0 && strcmp(seen, seen_name(false)) != 0))) {
         st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: section seen is neither 'box' nor 'pixels'", path);
         goto done;
     }
-    if (sn) seen_box = strcmp(sn->data, "box") == 0;
+    bool seen_box = seen ? strcmp(seen, seen_name(true)) == 0 : t->seen_asked && t->seen_box;
     if (t->strategy->stats && t->seen_asked && seen_box != t->seen_box) {
         st = splat__fail(err, SPLAT_ERR_INVALID_ARG,
                          "%s: the checkpoint's statistics count views by %s, SPLAT_DENSIFY_SEEN asks for %s (a resume keeps "
