@@ -1,5 +1,7 @@
 /* GPU layer benchmark: per device, copy bandwidth, float-atomic throughput, the cost of a
- * dispatch plus barrier, and the latency of an empty submit + wait. Prints a table.
+ * dispatch plus barrier, what a small fill adds to it, and the latency of an empty submit + wait; the
+ * copy and the fill both as the gpu layer records them (its shaders) and as the Vulkan transfer
+ * commands they replaced. Prints a table.
  * Usage: bench_gpu [--device N] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,18 +55,22 @@ int main(int argc, char **argv)
     splat_cmd *c = splat__stream_cmd(&s);
     splat__cmd_fill(c, SPLAT_VIEW(a), 0x3f800000u);
     CHECK(splat__stream_sync(&s, SPLAT_SYNC_COMMIT_AND_WAIT, &err));
-    for (int r = 0; r < reps; r++) {
-        c = splat__stream_cmd(&s);
-        splat__prof_begin(c, &prof);
-        splat__cmd_copy(c, SPLAT_VIEW(a), SPLAT_VIEW(b));
-        splat__cmd_mark(c, "copy");
-        CHECK(splat__stream_sync(&s, SPLAT_SYNC_COMMIT_AND_WAIT, &err));
-        double ms[SPLAT_PROF_MAX];
-        CHECK(splat__prof_read(g, &prof, ms, &err));
-        t[r] = ms[0];
+    /* [0] splat__cmd_copy (the gpu layer's shader), [1] vkCmdCopyBuffer, which it replaced */
+    double copy_gbs[2];
+    for (int k = 0; k < 2; k++) {
+        for (int r = 0; r < reps; r++) {
+            c = splat__stream_cmd(&s);
+            splat__prof_begin(c, &prof);
+            if (k == 0) splat__cmd_copy(c, SPLAT_VIEW(a), SPLAT_VIEW(b));
+            else vkCmdCopyBuffer(c->cb, a.buffer, b.buffer, 1, &(VkBufferCopy){0, 0, bytes});
+            splat__cmd_mark(c, "copy");
+            CHECK(splat__stream_sync(&s, SPLAT_SYNC_COMMIT_AND_WAIT, &err));
+            double ms[SPLAT_PROF_MAX];
+            CHECK(splat__prof_read(g, &prof, ms, &err));
+            t[r] = ms[0];
+        }
+        copy_gbs[k] = 2.0 * (double)bytes / (median(t, reps) * 1e-3) / 1e9;
     }
-    double copy_ms = median(t, reps);
-    double copy_gbs = 2.0 * (double)bytes / (copy_ms * 1e-3) / 1e9;
 
     /* Float atomics: n adds spread over many addresses (low contention) and over 32 (high). */
     splat_pipe pa, pe;
@@ -105,6 +111,29 @@ int main(int argc, char **argv)
         t[r] = ms[0] * 1e3 / n_disp;
     }
     double dispatch_us = median(t, reps);
+    /* The same with a 64-byte fill and its barrier after each dispatch: what a small fill adds,
+     * [0] splat__cmd_fill, [1] vkCmdFillBuffer */
+    double fill_us[2];
+    for (int k = 0; k < 2; k++) {
+        for (int r = 0; r < reps; r++) {
+            s.auto_sync = SPLAT_SYNC_NONE;
+            c = splat__stream_cmd(&s);
+            splat__prof_begin(c, &prof);
+            for (int i = 0; i < n_disp; i++) {
+                splat__cmd_dispatch(c, &pe, &SPLAT_VIEW(b), 1, NULL, 0, 1, 1, 1);
+                splat__cmd_barrier(c);
+                if (k == 0) splat__cmd_fill(c, SPLAT_VIEW_AT(a, 0, 64), 0);
+                else vkCmdFillBuffer(c->cb, a.buffer, 0, 64, 0);
+                splat__cmd_barrier(c);
+            }
+            splat__cmd_mark(c, "fills");
+            CHECK(splat__stream_sync(&s, SPLAT_SYNC_COMMIT_AND_WAIT, &err));
+            double ms[SPLAT_PROF_MAX];
+            CHECK(splat__prof_read(g, &prof, ms, &err));
+            t[r] = ms[0] * 1e3 / n_disp - dispatch_us;
+        }
+        fill_us[k] = median(t, reps);
+    }
     s.auto_sync = SPLAT_SYNC_ADAPTIVE;
 
     /* Empty submit + wait, host wall time. */
@@ -116,11 +145,12 @@ int main(int argc, char **argv)
     }
     double submit_us = median(t, 64);
 
-    printf("| device | copy GB/s (read+write) | float atomics G/s (spread) | float atomics G/s (32 addresses) "
-           "| dispatch+barrier us | empty submit+wait us |\n");
-    printf("| --- | --- | --- | --- | --- | --- |\n");
-    printf("| %s | %.1f | %.2f | %.3f | %.2f | %.1f |\n", g->info.name, copy_gbs, atomic_rate[0], atomic_rate[1],
-           dispatch_us, submit_us);
+    printf("| device | copy GB/s (read+write): shader / vkCmdCopyBuffer | float atomics G/s (spread) "
+           "| float atomics G/s (32 addresses) | dispatch+barrier us | a 64-byte fill+barrier more, us: shader / "
+           "vkCmdFillBuffer | empty submit+wait us |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+    printf("| %s | %.1f / %.1f | %.2f | %.3f | %.2f | %.2f / %.2f | %.1f |\n", g->info.name, copy_gbs[0], copy_gbs[1],
+           atomic_rate[0], atomic_rate[1], dispatch_us, fill_us[0], fill_us[1], submit_us);
 
     splat__pipe_free(g, &pa);
     splat__pipe_free(g, &pe);

@@ -78,6 +78,20 @@ mut mcmc_scale_reg_unit src/train/strategy_mcmc.c train_mcmc \
 mut adam_no_bias2 shaders/adam.comp train_ \
     'return p - step_size * m / (sqrt(v) / bias2 + EPS);' \
     'return p - step_size * m / (sqrt(v) + EPS);'
+# gpu layer
+mut copy_tail_from_start src/gpu/stream.c gpu_copy_fill \
+    'if (size > body) record_words(c, src, src_off + body, dst, dst_off + body, (size - body) / 4, 4, value);' \
+    'if (size > body) record_words(c, src, src_off, dst, dst_off + body, (size - body) / 4, 4, value);'
+mut copy_piece_not_advanced src/gpu/stream.c gpu_copy_fill \
+    'src_off += k * unit, dst_off += k * unit, n -= k;' \
+    'dst_off += k * unit, n -= k;'
+mut copy_binding_offset_dropped src/gpu/stream.c gpu_copy_fill \
+    'if (src) push[0] = (uint32_t)((src_off - sbase) / unit), push[1] = (uint32_t)((dst_off - dbase) / unit), push[2] = (uint32_t)k;' \
+    'if (src) push[0] = 0, push[1] = (uint32_t)((dst_off - dbase) / unit), push[2] = (uint32_t)k;'
+mut fill_one_word_short shaders/gpu_copy.glsl gpu_copy_fill \
+    'if (i >= pc.n) return;' \
+    'if (i + 1u >= pc.n) return;'
+
 # render
 mut frame_no_cap src/render/frame.c raster_ \
     'f->cap = desc->max_gaussians_per_tile;' \

@@ -139,6 +139,83 @@ SPLAT_TEST(gpu_buffer_storage_range_limit)
     splat__buf_free(g, &buf);
 }
 
+/* splat__cmd_copy and splat__cmd_fill (shaders since the transfer commands were slow on the H100):
+ * every case against a host mirror of the destination, the whole buffer compared, so a byte written
+ * outside the range fails as surely as one missed. The cases cross the shaders' split into 16-byte
+ * quads and 4-byte words (both ends aligned, one, neither) and, with the binding range lowered,
+ * into pieces. */
+typedef struct copy_case {
+    const char *what;
+    bool fill;
+    uint32_t src_phase, dst_phase;   /* offset mod 16, in bytes */
+    uint64_t range;                  /* the binding range to pretend, 0: the device's */
+    splat_mem dst_kind;
+} copy_case;
+
+SPLAT_TEST(gpu_copy_fill)
+{
+    splat_gpu *g = t_gpu();
+    T_REQUIRE(g);
+    static const copy_case cases[] = {
+        {"copy, both aligned", false, 0, 0, 0, SPLAT_MEM_DEVICE},
+        {"copy, source off by 4", false, 4, 0, 0, SPLAT_MEM_DEVICE},
+        {"copy, destination off by 8", false, 0, 8, 0, SPLAT_MEM_DEVICE},
+        {"copy, both off by 12", false, 12, 12, 0, SPLAT_MEM_DEVICE},
+        {"copy into host-visible memory", false, 0, 4, 0, SPLAT_MEM_READBACK},
+        {"copy in pieces, aligned", false, 0, 0, 4096, SPLAT_MEM_DEVICE},
+        {"copy in pieces, unaligned", false, 8, 4, 4096 + 48, SPLAT_MEM_DEVICE},
+        {"fill, aligned", true, 0, 0, 0, SPLAT_MEM_DEVICE},
+        {"fill, off by 4", true, 0, 4, 0, SPLAT_MEM_DEVICE},
+        {"fill of host-visible memory", true, 0, 12, 0, SPLAT_MEM_READBACK},
+        {"fill in pieces", true, 0, 4, 4096 + 16, SPLAT_MEM_DEVICE},
+    };
+    const uint64_t device_range = g->info.max_storage_range;
+    const size_t size = 65536 + 16 * (size_t)(splat__rng_u64(splat_test_rng()) % 4096);
+    uint8_t *src_host = malloc(size), *want = malloc(size), *got = malloc(size);
+    T_REQUIRE(src_host && want && got);
+    splat_error err = {0};
+    splat_stream s;
+    T_OK(splat__stream_init(g, &s, &err), &err);
+    for (size_t k = 0; k < SPLAT_COUNTOF(cases); k++) {
+        const copy_case *cc = &cases[k];
+        splat_buf src, dst;
+        T_OK(splat__buf_init(g, &src, "copy_src", size, SPLAT_MEM_DEVICE, &err), &err);
+        T_OK(splat__buf_init(g, &dst, "copy_dst", size, cc->dst_kind, &err), &err);
+        random_bytes(src_host, size);
+        random_bytes(want, size);
+        T_OK(splat__buf_upload(g, &src, 0, src_host, size, &err), &err);
+        T_OK(splat__buf_upload(g, &dst, 0, want, size, &err), &err);
+        /* a few operations per case, each on a fresh random range of that phase */
+        for (int rep = 0; rep < 3; rep++) {
+            uint64_t rnd = splat__rng_u64(splat_test_rng());
+            size_t len = 4 * (1 + (size_t)(rnd % (size / 8))); /* up to half the buffer */
+            if (rep == 0) len = 4 * (size_t)(1 + rnd % 7); /* and a few words only */
+            size_t so = 16 * (size_t)((rnd >> 20) % ((size - len) / 32)) + cc->src_phase;
+            size_t dof = 16 * (size_t)((rnd >> 40) % ((size - len) / 32)) + cc->dst_phase;
+            uint32_t value = (uint32_t)(rnd >> 13);
+            g->info.max_storage_range = cc->range ? cc->range : device_range;
+            splat_cmd *c = splat__stream_cmd(&s);
+            if (cc->fill) splat__cmd_fill(c, SPLAT_VIEW_AT(dst, dof, len), value);
+            else splat__cmd_copy(c, SPLAT_VIEW_AT(src, so, len), SPLAT_VIEW_AT(dst, dof, len));
+            splat_status st = splat__stream_sync(&s, SPLAT_SYNC_COMMIT_AND_WAIT, &err);
+            g->info.max_storage_range = device_range;
+            T_CHECK(st == SPLAT_OK, "%s: %s", cc->what, err.msg);
+            if (cc->fill)
+                for (size_t i = 0; i < len; i += 4) memcpy(want + dof + i, &value, 4);
+            else memcpy(want + dof, src_host + so, len);
+            T_OK(splat__buf_download(g, &dst, 0, got, size, &err), &err);
+            size_t bad = 0;
+            while (bad < size && got[bad] == want[bad]) bad++;
+            T_CHECK(bad == size, "%s (%zu bytes from %zu to %zu of %zu): first wrong byte at %zu", cc->what, len, so, dof,
+                    size, bad);
+        }
+        splat__buf_free(g, &src);
+        splat__buf_free(g, &dst);
+    }
+    splat__stream_free(&s);
+    free(src_host), free(want), free(got);
+}
+
 SPLAT_TEST(gpu_subgroup_atomics)
 {
     splat_gpu *g = t_gpu();

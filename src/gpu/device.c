@@ -4,48 +4,6 @@
 
 #include "gpu/gpu.h"
 
-const char *splat__vk_result_str(VkResult r)
-{
-    switch (r) {
-    case VK_SUCCESS: return "VK_SUCCESS";
-    case VK_NOT_READY: return "VK_NOT_READY";
-    case VK_TIMEOUT: return "VK_TIMEOUT";
-    case VK_INCOMPLETE: return "VK_INCOMPLETE";
-    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
-    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
-    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
-    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
-    case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
-    case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
-    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
-    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
-    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
-    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
-    case VK_ERROR_FORMAT_NOT_SUPPORTED: return "VK_ERROR_FORMAT_NOT_SUPPORTED";
-    case VK_ERROR_OUT_OF_POOL_MEMORY: return "VK_ERROR_OUT_OF_POOL_MEMORY";
-    case VK_ERROR_INVALID_SHADER_NV: return "VK_ERROR_INVALID_SHADER_NV";
-    default: return "VkResult (unknown)";
-    }
-}
-
-splat_status splat__vk_fail(splat_error *err, VkResult r, const char *fmt, ...)
-{
-    splat_status st = SPLAT_ERR_DEVICE;
-    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY) st = SPLAT_ERR_OUT_OF_DEVICE_MEMORY;
-    else if (r == VK_ERROR_OUT_OF_HOST_MEMORY) st = SPLAT_ERR_OUT_OF_HOST_MEMORY;
-    else if (r == VK_ERROR_INCOMPATIBLE_DRIVER) st = SPLAT_ERR_NO_DEVICE;
-    else if (r == VK_ERROR_EXTENSION_NOT_PRESENT || r == VK_ERROR_FEATURE_NOT_PRESENT) st = SPLAT_ERR_UNSUPPORTED;
-    if (err && err->status == SPLAT_OK) {
-        char what[384];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(what, sizeof what, fmt, ap);
-        va_end(ap);
-        splat__fail(err, st, "%s: %s", what, splat__vk_result_str(r));
-    }
-    return st;
-}
-
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                    VkDebugUtilsMessageTypeFlagsEXT types,
                                                    const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
@@ -399,7 +357,14 @@ static splat_status create_device(splat_gpu *g, splat_error *err)
     };
     r = vkCreateCommandPool(g->device, &pci, NULL, &g->imm_pool);
     if (r != VK_SUCCESS) return splat__vk_fail(err, r, "vkCreateCommandPool on %s", g->info.name);
-    return SPLAT_OK;
+    static const char *const copies[2] = {"gpu_copy", "gpu_copy4"}, *const fills[2] = {"gpu_fill", "gpu_fill4"};
+    splat_status st = SPLAT_OK;
+    for (int k = 0; k < 2 && st == SPLAT_OK; k++) {
+        st = splat__pipe_init(g, &g->copy_pipe[k], &(splat_pipe_desc){.shader = copies[k], .n_bindings = 2, .push_size = 12}, err);
+        if (st == SPLAT_OK)
+            st = splat__pipe_init(g, &g->fill_pipe[k], &(splat_pipe_desc){.shader = fills[k], .n_bindings = 1, .push_size = 12}, err);
+    }
+    return st;
 }
 
 splat_status splat__gpu_init(splat_gpu **out, const splat_gpu_desc *desc, splat_error *err)
@@ -464,6 +429,7 @@ void splat__gpu_free(splat_gpu *g)
     if (!g) return;
     if (g->device) {
         vkDeviceWaitIdle(g->device);
+        for (int k = 0; k < 2; k++) splat__pipe_free(g, &g->copy_pipe[k]), splat__pipe_free(g, &g->fill_pipe[k]);
         if (g->imm_pool) vkDestroyCommandPool(g->device, g->imm_pool, NULL);
         vkDestroyDevice(g->device, NULL);
     }

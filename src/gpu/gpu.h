@@ -39,6 +39,16 @@ typedef struct splat_gpu_info {
     double timestamp_period_ns;
 } splat_gpu_info;
 
+/* A compute pipeline (splat__pipe_init, below). */
+typedef struct splat_pipe {
+    VkPipeline pipeline;
+    VkPipelineLayout layout;
+    VkDescriptorSetLayout set_layout;
+    uint32_t n_bindings, push_size;
+    uint32_t local_size[3];
+    char name[48];
+} splat_pipe;
+
 typedef struct splat_gpu {
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
@@ -68,6 +78,8 @@ typedef struct splat_gpu {
     bool mem_budget_hidden;          /* SPLAT_MEM_BUDGET_UNKNOWN=1: splat__gpu_mem_available knows nothing, as on a
                                         device without the extension (SPLAT_MEM_LIMIT still binds) */
     PFN_vkCmdPushDescriptorSetKHR push_descriptor;
+    /* splat__cmd_copy and splat__cmd_fill: [0] a 4-byte word per thread, [1] a 16-byte quad */
+    splat_pipe copy_pipe[2], fill_pipe[2];
 } splat_gpu;
 
 typedef struct splat_gpu_desc {
@@ -160,14 +172,6 @@ typedef struct splat_pipe_desc {
     uint32_t n_spec;
 } splat_pipe_desc;
 
-typedef struct splat_pipe {
-    VkPipeline pipeline;
-    VkPipelineLayout layout;
-    VkDescriptorSetLayout set_layout;
-    uint32_t n_bindings, push_size;
-    uint32_t local_size[3];
-    char name[48];
-} splat_pipe;
 
 /* Builds a compute pipeline from the embedded SPIR-V. The SPIR-V is checked against the
  * description: the bindings it declares must be exactly 0..n_bindings-1 of set 0 and its
@@ -213,6 +217,10 @@ void splat__cmd_dispatch_1d(splat_cmd *c, const splat_pipe *p, const splat_view 
 /* Makes all earlier compute and transfer writes visible to later compute, transfer and
  * indirect-argument reads. */
 void splat__cmd_barrier(splat_cmd *c);
+/* Fill and copy, recorded as dispatches of the gpu's own shaders (gpu_copy.glsl), so that they
+ * run at the shaders' bandwidth and stay on the compute engine; ordered against other work by
+ * splat__cmd_barrier like any dispatch. Offsets and sizes are multiples of 4 (the view's size 0:
+ * to the end of the buffer; a copy's size is the source's). */
 void splat__cmd_fill(splat_cmd *c, splat_view v, uint32_t value);
 void splat__cmd_copy(splat_cmd *c, splat_view src, splat_view dst);
 /* Small host data (at most 65536 bytes, multiple of 4) written in command order. */

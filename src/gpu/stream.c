@@ -125,13 +125,50 @@ void splat__cmd_barrier(splat_cmd *c)
     barrier(c->cb, k_all_stages, k_all_access, k_all_stages, k_all_access);
 }
 
+/* Records one copy (src) or fill (src NULL) of `n` units of `unit` bytes (4 or 16) with the gpu's
+ * shaders, in pieces that each fit one storage binding. A binding starts at its offset rounded
+ * down to the device's alignment; the shader takes the rest of the offset in units. */
+static void record_words(splat_cmd *c, const splat_buf *src, VkDeviceSize src_off, const splat_buf *dst,
+                         VkDeviceSize dst_off, uint64_t n, uint32_t unit, uint32_t value)
+{
+    const splat_gpu *g = c->gpu;
+    const splat_pipe *p = src ? &g->copy_pipe[unit == 16] : &g->fill_pipe[unit == 16];
+    VkDeviceSize align = g->info.storage_align ? g->info.storage_align : 1;
+    /* a piece's binding is its bytes plus at most align - 1 before them */
+    uint64_t room = (g->info.max_storage_range - (align - 1)) / unit;
+    uint64_t piece_max = room < UINT32_MAX ? room : UINT32_MAX;
+    while (n && cmd_ready(c)) {
+        uint64_t k = n < piece_max ? n : piece_max;
+        VkDeviceSize dbase = dst_off - dst_off % align, sbase = src ? src_off - src_off % align : 0;
+        splat_view views[2];
+        uint32_t nv = 0;
+        if (src) views[nv++] = SPLAT_VIEW_AT(*src, sbase, src_off - sbase + k * unit);
+        views[nv++] = SPLAT_VIEW_AT(*dst, dbase, dst_off - dbase + k * unit);
+        uint32_t push[3];
+        if (src) push[0] = (uint32_t)((src_off - sbase) / unit), push[1] = (uint32_t)((dst_off - dbase) / unit), push[2] = (uint32_t)k;
+        else push[0] = (uint32_t)((dst_off - dbase) / unit), push[1] = (uint32_t)k, push[2] = value;
+        splat__cmd_dispatch_1d(c, p, views, nv, push, sizeof push, k);
+        src_off += k * unit, dst_off += k * unit, n -= k;
+    }
+}
+
+/* Quads where both ends are 16-byte aligned, words for the rest. */
+static void record_bytes(splat_cmd *c, const splat_buf *src, VkDeviceSize src_off, const splat_buf *dst,
+                         VkDeviceSize dst_off, VkDeviceSize size, uint32_t value)
+{
+    bool quads = dst_off % 16 == 0 && (!src || src_off % 16 == 0);
+    VkDeviceSize body = quads ? size - size % 16 : 0;
+    if (body) record_words(c, src, src_off, dst, dst_off, body / 16, 16, value);
+    if (size > body) record_words(c, src, src_off + body, dst, dst_off + body, (size - body) / 4, 4, value);
+}
+
 void splat__cmd_fill(splat_cmd *c, splat_view v, uint32_t value)
 {
     if (!cmd_ready(c)) return;
     VkDeviceSize size = v.size ? v.size : v.buf->size - v.offset;
     if (size == 0) return;
     SPLAT_ASSERT(v.offset % 4 == 0 && size % 4 == 0 && v.offset + size <= v.buf->size);
-    vkCmdFillBuffer(c->cb, v.buf->buffer, v.offset, size, value);
+    record_bytes(c, NULL, 0, v.buf, v.offset, size, value);
 }
 
 void splat__cmd_copy(splat_cmd *c, splat_view src, splat_view dst)
@@ -140,8 +177,8 @@ void splat__cmd_copy(splat_cmd *c, splat_view src, splat_view dst)
     VkDeviceSize size = src.size ? src.size : src.buf->size - src.offset;
     if (size == 0) return;
     SPLAT_ASSERT(src.offset + size <= src.buf->size && dst.offset + size <= dst.buf->size);
-    VkBufferCopy region = {src.offset, dst.offset, size};
-    vkCmdCopyBuffer(c->cb, src.buf->buffer, dst.buf->buffer, 1, &region);
+    SPLAT_ASSERT(src.offset % 4 == 0 && dst.offset % 4 == 0 && size % 4 == 0);
+    record_bytes(c, src.buf, src.offset, dst.buf, dst.offset, size, 0);
 }
 
 void splat__cmd_update(splat_cmd *c, splat_view dst, const void *data, uint32_t size)
