@@ -82,6 +82,7 @@ int main(int argc, char **argv)
         CHECK(splat__scene_gpu_init(g, &grads, "grads", n, false, &err));
         CHECK(splat__scene_gpu_upload(g, &sg, &scene, &err));
         CHECK(splat__render_bufs_init(g, &r, &b, n, n * 4, W, H, &err));
+        splat__render_bufs_clear(splat__stream_cmd(&s), &b);
         splat_render_desc opts = {.sh_degree = 3};
         CHECK(splat__render_image(&s, &r, &sg, &b, &cam, &opts, &err)); /* grows the intersection buffers */
         float *gimg = malloc((size_t)W * H * 16);

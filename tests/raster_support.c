@@ -91,6 +91,7 @@ bool t_render_init(t_render *t, const splat_scene *scene, uint32_t max_w, uint32
         splat_test_fail(__FILE__, __LINE__, "render fixture:", "%s", err.msg);
         return false;
     }
+    splat__render_bufs_clear(splat__stream_cmd(&t->stream), &t->bufs); /* runs with the first render */
     return true;
 }
 

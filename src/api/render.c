@@ -120,6 +120,7 @@ splat_status splat_render_backward(splat_ctx *ctx, const splat_scene *scene, con
     if (st == SPLAT_OK) st = splat__scene_gpu_init(g, &gg, "grads", cap, false, err);
     if (st == SPLAT_OK) st = splat__scene_gpu_upload(g, &sg, scene, err);
     if (st == SPLAT_OK) st = splat__render_bufs_init(g, r, &rb, cap, cap * 8, cam->width, cam->height, err);
+    if (st == SPLAT_OK) splat__render_bufs_clear(splat__stream_cmd(&ctx->stream), &rb);
     if (st == SPLAT_OK) st = splat__render_image(&ctx->stream, r, &sg, &rb, cam, &rd, err);
     if (st == SPLAT_OK) {
         for (uint64_t p = 0; p < px; p++) {

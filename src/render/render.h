@@ -121,9 +121,15 @@ typedef struct splat_render_bufs {
     splat_buf order_count;  /* how many Gaussians are drawn, the depth sort's count (fwd_only) */
 } splat_render_bufs;
 
-/* isect_capacity 0: a small start (it grows on demand). */
+/* isect_capacity 0: a small start (it grows on demand). Allocation only, no GPU work: the backward's
+ * gate and debug word are undefined until splat__render_bufs_clear runs. */
 splat_status splat__render_bufs_init(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t capacity,
                                      uint32_t isect_capacity, uint32_t max_w, uint32_t max_h, splat_error *err);
+/* Records what the backward needs zeroed in fresh buffers (the gate, the debug word), in the
+ * caller's command order: before the first backward, with a barrier between. Forward-only
+ * renders need none. (Recorded, not an immediate upload: that would wait behind whatever else the
+ * queue holds, training's iterations when the viewer grows its buffers.) */
+void splat__render_bufs_clear(splat_cmd *c, const splat_render_bufs *b);
 void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b);
 /* Grows the intersection buffers to hold at least `needed` (with headroom); SPLAT_ERR_LIMIT when
  * that is more than one storage binding holds. Recordings that bound the old buffers must be

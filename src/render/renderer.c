@@ -155,11 +155,14 @@ splat_status splat__render_bufs_init(splat_gpu *g, const splat_renderer *r, spla
     splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
     uint64_t most = g->info.max_storage_range / 36;
     if (st == SPLAT_OK) st = isect_bufs_init(g, r, b, (uint32_t)SPLAT_MIN(isect_capacity ? isect_capacity : 1024, most), err);
-    const uint32_t zero = 0;
-    if (st == SPLAT_OK) st = splat__buf_upload(g, &b->gate, 0, &zero, 4, err);
-    if (st == SPLAT_OK) st = splat__buf_upload(g, &b->debug, 0, &zero, 4, err);
     if (st != SPLAT_OK) splat__render_bufs_free(g, b);
     return st;
+}
+
+void splat__render_bufs_clear(splat_cmd *c, const splat_render_bufs *b)
+{
+    splat__cmd_fill(c, SPLAT_VIEW(b->gate), 0);
+    splat__cmd_fill(c, SPLAT_VIEW_AT(b->debug, 0, 4), 0);
 }
 
 void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b)

@@ -42,6 +42,7 @@ splat_status splat__model_set(splat_trainer *t, const splat_scene *scene, splat_
     splat__scene_gpu_zero(c, &m->moments);
     splat__scene_gpu_zero(c, &m->grads);
     splat__cmd_fill(c, SPLAT_VIEW(t->rb.stats), 0);
+    splat__render_bufs_clear(c, &t->rb);
     return splat__stream_sync(t->env.stream, SPLAT_SYNC_COMMIT_AND_WAIT, err);
 }
 
@@ -59,6 +60,8 @@ splat_status splat__model_fit(splat_trainer *t, splat_error *err)
         uint32_t isect = t->rb.isect_capacity;
         splat__render_bufs_free(g, &t->rb);
         st = splat__render_bufs_init(g, t->env.renderer, &t->rb, cap + cap / 4, isect, t->room_w, t->room_h, err);
+        /* ordered before the next iteration by the stream (run_strategy syncs after its fills) */
+        if (st == SPLAT_OK) splat__render_bufs_clear(splat__stream_cmd(t->env.stream), &t->rb);
     }
     return st;
 }
