@@ -136,6 +136,9 @@ mut ply_no_mode_comment src/io/ply.c io_ \
 mut ckpt_forgets_mode src/train/checkpoint.c train_ \
     'if (meta.rasterize_mode == SPLAT_RASTERIZE_ANTIALIASED) t->desc.render.rasterize_mode = SPLAT_RASTERIZE_ANTIALIASED;' \
     ''
+mut jpeg_arith_unbounded src/io/image.c io_image \
+    'if (px > 1024ull * (uint64_t)file_size + (1u << 20) || px > MAX_PIXELS) {' \
+    'if ((!c->cinfo.arith_code && px > 1024ull * (uint64_t)file_size + (1u << 20)) || px > MAX_PIXELS) {'
 mut colmap_rotation_transposed src/io/colmap.c io_ \
     'for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];' \
     'for (int k = 0; k < 9; k++) c->R[k] = (float)R[(k % 3) * 3 + k / 3];'

@@ -229,13 +229,19 @@ static bool jpeg_decode(jpeg_ctx *c, FILE *fp, long long file_size, bool probe_o
     if (probe_only) return true;
     /* Huffman coding spends at least one bit per 8x8 block, so a header claiming more than
      * 512 pixels per byte of file is lying or the file is truncated. Arithmetic coding has no
-     * such floor: there the pixels are stored as they are decoded, in a buffer that grows with
-     * them, so a short file claiming a huge image ends (at its premature end) before it costs
-     * the memory it claims. */
+     * such floor: a flat image of 16384x16384 fits in a few hundred bytes, and decoding it costs
+     * the 1 GiB its pixels take (a progressive one as much again in coefficients) whether the file
+     * is cut short or not. No photograph compresses to a thousand pixels a byte, so arithmetic-coded
+     * files (rare: browsers do not decode them) are held to the same bound. */
     uint64_t px = (uint64_t)*w * *h;
-    if ((!c->cinfo.arith_code && px > 1024ull * (uint64_t)file_size + (1u << 20)) || px > MAX_PIXELS) {
-        snprintf(c->msg, sizeof c->msg, "header claims %ux%u pixels, more than the file's %lld bytes can hold",
-                 *w, *h, file_size);
+    if (px > 1024ull * (uint64_t)file_size + (1u << 20) || px > MAX_PIXELS) {
+        if (c->cinfo.arith_code && px <= MAX_PIXELS)
+            snprintf(c->msg, sizeof c->msg, "header claims %ux%u pixels in %lld bytes of arithmetic-coded data: more "
+                     "than 1024 pixels a byte, which no photograph compresses to; refused rather than decoded", *w, *h,
+                     file_size);
+        else
+            snprintf(c->msg, sizeof c->msg, "header claims %ux%u pixels, more than the file's %lld bytes can hold",
+                     *w, *h, file_size);
         c->status = px > MAX_PIXELS ? SPLAT_ERR_UNSUPPORTED : SPLAT_ERR_FORMAT;
         return false;
     }
