@@ -129,8 +129,9 @@ int main(int argc, char **argv)
     splat_render_bufs rb;
     if (splat__scene_gpu_init(g, &sg, "scene", cap, rd.sh_half, &err) != SPLAT_OK) die("scene", &err);
     if (splat__scene_gpu_upload(g, &sg, &scene, &err) != SPLAT_OK) die("scene upload", &err);
-    if (splat__render_bufs_init(g, &r, &rb, cap, cap * 8, max_w, max_h, &err) != SPLAT_OK) die("buffers", &err);
-    if (!train_path && splat__render_bufs_fwd_only(g, &r, &rb, &err) != SPLAT_OK) die("forward-only buffers", &err);
+    if ((train_path ? splat__render_bufs_init : splat__render_bufs_init_fwd_only)(g, &r, &rb, cap, cap * 8, max_w, max_h, &err) !=
+        SPLAT_OK)
+        die("buffers", &err);
 
     printf("device: %s\nscene: %s, %u Gaussians, SH degree %u%s%s\ncameras: %u from %s", g->info.name, scene_path,
            scene.count, splat__sh_degree(&rd), rd.sh_half ? ", SH as half floats" : "",

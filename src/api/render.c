@@ -64,8 +64,7 @@ splat_status splat_render(splat_ctx *ctx, const splat_scene *scene, const splat_
     st = splat__scene_gpu_init(g, &sg, "scene", cap, rd.sh_half, err);
     if (st != SPLAT_OK) return st;
     st = splat__scene_gpu_upload(g, &sg, scene, err);
-    if (st == SPLAT_OK) st = splat__render_bufs_init(g, r, &rb, cap, cap * 8, max_w, max_h, err);
-    if (st == SPLAT_OK) st = splat__render_bufs_fwd_only(g, r, &rb, err);
+    if (st == SPLAT_OK) st = splat__render_bufs_init_fwd_only(g, r, &rb, cap, cap * 8, max_w, max_h, err);
     if (st == SPLAT_OK)
         st = splat__buf_init(g, &host, "render.image_readback", (uint64_t)max_w * max_h * 16, SPLAT_MEM_READBACK, err);
     for (uint32_t k = 0; k < n && st == SPLAT_OK; k++) {

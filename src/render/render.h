@@ -146,6 +146,11 @@ splat_status splat__render_bufs_grow_isect(splat_gpu *g, const splat_renderer *r
  * position and depth), and those buffers shrink to a stub; splat__render_bwd must not follow.
  * Training never calls this. */
 splat_status splat__render_bufs_fwd_only(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, splat_error *err);
+/* The same from the start: buffers for forward-only renders, without first allocating what only
+ * the backward uses (the partial gradients alone are 36 bytes per intersection). */
+splat_status splat__render_bufs_init_fwd_only(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b,
+                                              uint32_t capacity, uint32_t isect_capacity, uint32_t max_w, uint32_t max_h,
+                                              splat_error *err);
 
 /* The push constants every stage gets: capacities and the sort's key width. */
 splat_render_push splat__render_push(const splat_render_bufs *b);

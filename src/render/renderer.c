@@ -122,8 +122,22 @@ static void isect_bufs_free(splat_gpu *g, splat_render_bufs *b)
     b->isect_capacity = 0;
 }
 
-splat_status splat__render_bufs_init(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t capacity,
-                                     uint32_t isect_capacity, uint32_t max_w, uint32_t max_h, splat_error *err)
+/* The buffers only forward-only renders have: the depth order and its sort. */
+static splat_status order_bufs_init(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, splat_error *err)
+{
+    uint64_t n = b->capacity;
+    splat_buf_spec parts[] = {
+        {&b->order_keys, "render.order_keys", n * 4, SPLAT_MEM_DEVICE},
+        {&b->order, "render.order", n * 4, SPLAT_MEM_DEVICE},
+        {&b->tiles_ordered, "render.tiles_ordered", n * 4, SPLAT_MEM_DEVICE},
+        {&b->order_scratch, "render.order_scratch", splat__sort_scratch_bound(&r->sorter, b->capacity, 1), SPLAT_MEM_DEVICE},
+        {&b->order_count, "render.order_count", 4, SPLAT_MEM_DEVICE},
+    };
+    return splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
+}
+
+static splat_status bufs_init(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t capacity,
+                              uint32_t isect_capacity, uint32_t max_w, uint32_t max_h, bool fwd_only, splat_error *err)
 {
     memset(b, 0, sizeof *b);
     b->capacity = capacity;
@@ -131,7 +145,9 @@ splat_status splat__render_bufs_init(splat_gpu *g, const splat_renderer *r, spla
     b->max_h = max_h;
     b->max_tiles_x = splat__div_up(max_w, SPLAT_TILE);
     b->max_tiles_y = splat__div_up(max_h, SPLAT_TILE);
+    b->fwd_only = fwd_only; /* before the intersection buffers: the partial gradients are a stub */
     uint64_t n = capacity, px = (uint64_t)max_w * max_h, tiles = (uint64_t)b->max_tiles_x * b->max_tiles_y;
+    uint64_t bwd = fwd_only ? 0 : 1; /* what only the backward reads is a stub (stages still bind it) */
     splat_buf_spec parts[] = {
         {&b->frame, "render.frame", sizeof(splat_frame), SPLAT_MEM_DEVICE},
         {&b->counters, "render.counters", sizeof(splat_counters), SPLAT_MEM_DEVICE},
@@ -144,19 +160,33 @@ splat_status splat__render_bufs_init(splat_gpu *g, const splat_renderer *r, spla
         {&b->scan_scratch, "render.scan_scratch", splat__scan_scratch_bound(&r->sorter, capacity), SPLAT_MEM_DEVICE},
         {&b->ranges, "render.ranges", (tiles + 1) * 8, SPLAT_MEM_DEVICE},
         {&b->out_rgbt, "render.out_rgbt", px * 16, SPLAT_MEM_DEVICE},
-        {&b->out_last, "render.out_last", px * 4, SPLAT_MEM_DEVICE},
-        {&b->out_depth, "render.out_depth", px * 4, SPLAT_MEM_DEVICE},
-        {&b->grad_img, "render.grad_img", px * 16, SPLAT_MEM_DEVICE},
-        {&b->stats, "render.stats", n * 16, SPLAT_MEM_DEVICE},
+        {&b->out_last, "render.out_last", bwd * px * 4, SPLAT_MEM_DEVICE},
+        {&b->out_depth, "render.out_depth", bwd * px * 4, SPLAT_MEM_DEVICE},
+        {&b->grad_img, "render.grad_img", bwd * px * 16, SPLAT_MEM_DEVICE},
+        {&b->stats, "render.stats", bwd * n * 16, SPLAT_MEM_DEVICE},
         {&b->gate, "render.gate", 4, SPLAT_MEM_DEVICE},
         {&b->debug, "render.debug", 128, SPLAT_MEM_DEVICE},
         {&b->readback, "render.readback", sizeof(splat_counters), SPLAT_MEM_READBACK},
     };
     splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
-    uint64_t most = g->info.max_storage_range / 36;
+    uint64_t most = g->info.max_storage_range / (fwd_only ? 4 : 36);
     if (st == SPLAT_OK) st = isect_bufs_init(g, r, b, (uint32_t)SPLAT_MIN(isect_capacity ? isect_capacity : 1024, most), err);
+    if (st == SPLAT_OK && fwd_only) st = order_bufs_init(g, r, b, err);
     if (st != SPLAT_OK) splat__render_bufs_free(g, b);
     return st;
+}
+
+splat_status splat__render_bufs_init(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t capacity,
+                                     uint32_t isect_capacity, uint32_t max_w, uint32_t max_h, splat_error *err)
+{
+    return bufs_init(g, r, b, capacity, isect_capacity, max_w, max_h, false, err);
+}
+
+splat_status splat__render_bufs_init_fwd_only(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b,
+                                              uint32_t capacity, uint32_t isect_capacity, uint32_t max_w, uint32_t max_h,
+                                              splat_error *err)
+{
+    return bufs_init(g, r, b, capacity, isect_capacity, max_w, max_h, true, err);
 }
 
 void splat__render_bufs_clear(splat_cmd *c, const splat_render_bufs *b)
@@ -179,9 +209,7 @@ void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b)
 splat_status splat__render_bufs_fwd_only(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, splat_error *err)
 {
     if (b->fwd_only) return SPLAT_OK;
-    uint64_t n = b->capacity;
-    /* What only the backward reads becomes a stub (stages still bind it); the partial gradients,
-     * 36 bytes per intersection, are the largest render buffer. */
+    /* The partial gradients, 36 bytes per intersection, are the largest render buffer. */
     splat_buf *stubs[] = {&b->partial, &b->out_last, &b->out_depth, &b->grad_img, &b->stats};
     for (size_t k = 0; k < SPLAT_COUNTOF(stubs); k++) splat__buf_free(g, stubs[k]);
     splat_buf_spec parts[] = {
@@ -190,13 +218,9 @@ splat_status splat__render_bufs_fwd_only(splat_gpu *g, const splat_renderer *r, 
         {&b->out_depth, "render.out_depth", 0, SPLAT_MEM_DEVICE},
         {&b->grad_img, "render.grad_img", 0, SPLAT_MEM_DEVICE},
         {&b->stats, "render.stats", 0, SPLAT_MEM_DEVICE},
-        {&b->order_keys, "render.order_keys", n * 4, SPLAT_MEM_DEVICE},
-        {&b->order, "render.order", n * 4, SPLAT_MEM_DEVICE},
-        {&b->tiles_ordered, "render.tiles_ordered", n * 4, SPLAT_MEM_DEVICE},
-        {&b->order_scratch, "render.order_scratch", splat__sort_scratch_bound(&r->sorter, b->capacity, 1), SPLAT_MEM_DEVICE},
-        {&b->order_count, "render.order_count", 4, SPLAT_MEM_DEVICE},
     };
     splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
+    if (st == SPLAT_OK) st = order_bufs_init(g, r, b, err);
     if (st == SPLAT_OK) b->fwd_only = true;
     return st;
 }
