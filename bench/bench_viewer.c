@@ -112,20 +112,26 @@ static int cmp_double(const void *a, const void *b)
 
 /* Where a frame's time went: the server's stages (its header, view.h) and the rest. */
 enum {
-    ST_QUEUED, ST_SNAPSHOT, ST_GPU, ST_GPU_RENDER, ST_GPU_READBACK, ST_ENCODE, ST_ENCODE_STRIP, ST_SERVER, ST_NET, ST_LATENCY,
-    ST_AGE, ST_COUNT
+    ST_QUEUED, ST_SNAPSHOT, ST_GPU, ST_GPU_RENDER, ST_GPU_READBACK, ST_ENCODE, ST_ENCODE_STRIP, ST_ALLOC, ST_SERVER, ST_NET,
+    ST_UPLINK, ST_WAKE, ST_FIRST, ST_REST, ST_LATENCY, ST_AGE, ST_COUNT
 };
 static const char *const stage_name[ST_COUNT] = {
     "queued (arrived -> taken)", "waiting for the snapshot", "GPU, host clock (queue + work)", "GPU render + pack",
     "GPU readback copy", "JPEG encode (wall time, the strips in parallel)", "JPEG, the slowest strip's own encode",
-    "server total (arrived -> handed over)", "network + client (latency - server)", "latency (request -> last byte)",
-    "snapshot age at render",
+    "growing buffers for the frame", "server total (arrived -> handed over)", "network + client (latency - server), of which:",
+    "- the request's way in (sent -> arrived)", "- handed over -> first fragment written (the server thread)",
+    "- first fragment: written -> whole at the client", "- the rest of the message -> last byte",
+    "latency (request -> last byte)", "snapshot age at render",
 };
 static const int stage_head[ST_COUNT] = {
     SPLAT_VIEW_HEAD_QUEUED_US, SPLAT_VIEW_HEAD_SNAPSHOT_US, SPLAT_VIEW_HEAD_GPU_US, SPLAT_VIEW_HEAD_GPU_RENDER_US,
-    SPLAT_VIEW_HEAD_GPU_READBACK_US, SPLAT_VIEW_HEAD_ENCODE_US, SPLAT_VIEW_HEAD_ENCODE_STRIP_US, SPLAT_VIEW_HEAD_TOTAL_US, -1,
-    -1, SPLAT_VIEW_HEAD_SNAPSHOT_AGE_US,
+    SPLAT_VIEW_HEAD_GPU_READBACK_US, SPLAT_VIEW_HEAD_ENCODE_US, SPLAT_VIEW_HEAD_ENCODE_STRIP_US, SPLAT_VIEW_HEAD_ALLOC_US,
+    SPLAT_VIEW_HEAD_TOTAL_US, -1,
+    -1, -1, -1, -1, -1, SPLAT_VIEW_HEAD_SNAPSHOT_AGE_US,
 };
+
+/* The milliseconds from clock word a to clock word b (microseconds modulo 2^32, view.h). */
+static double clock_ms(uint32_t a, uint32_t b) { return (int32_t)(b - a) / 1e3; }
 
 #define MAX_FRAMES (1 << 16)
 
@@ -135,6 +141,7 @@ typedef struct client_result {
     uint32_t strips;         /* the last frame's JPEG strips */
     double *lat;             /* [answered] ms */
     double *stage[ST_COUNT]; /* [answered] ms */
+    size_t *bytes;           /* [answered] the frame message's size */
     double render_ms_sum;    /* the server's time from taking a request to the rendered image (snapshot included) */
 } client_result;
 
@@ -179,6 +186,7 @@ static bool pull(uint32_t port, uint32_t fps, uint32_t w, uint32_t h, int qualit
     size_t cap = MAX_FRAMES;
     res->lat = malloc(cap * sizeof *res->lat);
     for (int k = 0; k < ST_COUNT; k++) res->stage[k] = malloc(cap * sizeof(double));
+    res->bytes = malloc(cap * sizeof *res->bytes);
     double interval = 1.0 / fps, next = now_s(), sent_at = 0;
     uint32_t inflight = 0, id = 0;
     bool done = false;
@@ -207,7 +215,7 @@ static bool pull(uint32_t port, uint32_t fps, uint32_t w, uint32_t h, int qualit
             continue;
         }
         if (op != T_WS_BINARY || n < SPLAT_VIEW_FRAME_HEADER + 4 || le32(d) != inflight) continue;
-        double ms = (now_s() - sent_at) * 1e3;
+        double t_end = now_s(), ms = (t_end - sent_at) * 1e3;
         if (res->answered < cap) {
             uint32_t a = res->answered;
             res->lat[a] = ms;
@@ -215,6 +223,13 @@ static bool pull(uint32_t port, uint32_t fps, uint32_t w, uint32_t h, int qualit
                 if (stage_head[k] >= 0) res->stage[k][a] = le32(d + 4 * stage_head[k]) / 1e3;
             res->stage[ST_LATENCY][a] = ms;
             res->stage[ST_NET][a] = ms - res->stage[ST_SERVER][a];
+            /* the network leg in parts, from the server's clock words and this host's clock */
+            uint32_t arrived = le32(d + 4 * SPLAT_VIEW_HEAD_ARRIVED_CLOCK), written = le32(d + 4 * SPLAT_VIEW_HEAD_WRITTEN_US);
+            res->stage[ST_UPLINK][a] = clock_ms(splat__view_clock_us(sent_at), arrived);
+            res->stage[ST_WAKE][a] = written / 1e3 - res->stage[ST_SERVER][a];
+            res->stage[ST_FIRST][a] = clock_ms(arrived + written, splat__view_clock_us(ws.msg_t0));
+            res->stage[ST_REST][a] = (t_end - ws.msg_t0) * 1e3;
+            res->bytes[a] = n;
             res->flags = le32(d + 4 * SPLAT_VIEW_HEAD_FLAGS);
             res->strips = le32(d + SPLAT_VIEW_FRAME_HEADER);
         }
@@ -366,6 +381,7 @@ int main(int argc, char **argv)
             return fprintf(stderr, "bench_viewer: the run without a viewer failed (%s/plain-%u.log)\n", out, r), 1;
         snprintf(log, sizeof log, "%s/viewed-%u.log", out, r);
         snprintf(cmd, sizeof cmd, "exec '%s' train '%s' -o '%s' %s --viewer 0 > '%s' 2>&1", splatc, data, dir_b, opts, log);
+        unlink(log); /* an earlier run's log (the same --out) names a port nobody listens on now */
         pid_t pid = spawn(cmd);
         uint32_t port = 0;
         for (double end = now_s() + 600; !port && now_s() < end; nap(0.02)) {
@@ -430,10 +446,25 @@ int main(int argc, char **argv)
                    sorted[(size_t)(0.95 * (n - 1))], sorted[n - 1], late);
         }
         free(sorted);
+        /* and each late frame on its own: a mean can hide which leg one of them lost its time in */
+        if (c->late) {
+            printf("\nrun %u: the frames over 50 ms (ms)\n\n| frame | latency | queued | snapshot | GPU | JPEG | growing | server "
+                   "total | way in | server thread | first fragment | rest | KiB |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | "
+                   "--- | --- | --- | --- |\n", r);
+            for (uint32_t i = 0; i < n; i++) {
+                double *const *st = c->stage;
+                if (st[ST_LATENCY][i] <= 50) continue;
+                printf("| %u | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %zu |\n", i,
+                       st[ST_LATENCY][i], st[ST_QUEUED][i], st[ST_SNAPSHOT][i], st[ST_GPU][i], st[ST_ENCODE][i], st[ST_ALLOC][i],
+                       st[ST_SERVER][i], st[ST_UPLINK][i],
+                       st[ST_WAKE][i], st[ST_FIRST][i], st[ST_REST][i], c->bytes[i] / 1024);
+            }
+        }
     }
     for (uint32_t r = 0; r < repeat && r < 8; r++) {
         free(cl[r].lat);
         for (int st = 0; st < ST_COUNT; st++) free(cl[r].stage[st]);
+        free(cl[r].bytes);
     }
     printf("\npoint_cloud.ply with and without the viewer: %s\n", same ? "identical" : "DIFFERENT");
     return same ? 0 : 1;

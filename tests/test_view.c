@@ -300,6 +300,18 @@ SPLAT_TEST(view_frame_strips)
         bool same = true;
         for (int k = 0; k < SPLAT_VIEW_HEAD_WORDS; k++) same = same && le32(msg + 4 * k) == head[k];
         T_CHECK(same, "%ux%u: the header words did not come through", w, h);
+        /* the server's stamp: the time since "arrived", modulo 2^32 like the clock word, and nothing else moved */
+        double now = t_uniform(0, 1e7);
+        uint32_t since = (uint32_t)t_uniform(0, 4e9);
+        uint32_t arrived = (uint32_t)(uint64_t)(now * 1e6) - since;
+        msg[4 * SPLAT_VIEW_HEAD_ARRIVED_CLOCK] = (uint8_t)arrived, msg[4 * SPLAT_VIEW_HEAD_ARRIVED_CLOCK + 1] = (uint8_t)(arrived >> 8);
+        msg[4 * SPLAT_VIEW_HEAD_ARRIVED_CLOCK + 2] = (uint8_t)(arrived >> 16), msg[4 * SPLAT_VIEW_HEAD_ARRIVED_CLOCK + 3] = (uint8_t)(arrived >> 24);
+        splat__view_frame_stamp_written(msg, len, now);
+        head[SPLAT_VIEW_HEAD_ARRIVED_CLOCK] = arrived, head[SPLAT_VIEW_HEAD_WRITTEN_US] = since;
+        same = true;
+        for (int k = 0; k < SPLAT_VIEW_HEAD_WORDS; k++) same = same && le32(msg + 4 * k) == head[k];
+        T_CHECK(same, "%ux%u: written %u us after arrival (now %.6f s), stamped %u", w, h, since, now,
+                le32(msg + 4 * SPLAT_VIEW_HEAD_WRITTEN_US));
         uint8_t *got = NULL, *want = NULL;
         uint32_t gw, gh, strips, ww, wh;
         char why[300];

@@ -197,7 +197,7 @@ int t_ws_recv(t_ws *w, double timeout_s, const uint8_t **data, size_t *len, int 
                 w->len -= used;
                 continue;
             }
-            if (op != 0) w->msg_opcode = op, w->msg_len = 0;
+            if (op != 0) w->msg_opcode = op, w->msg_len = 0, w->msg_t0 = now_s();
             if (w->msg_cap < w->msg_len + n + 1) {
                 size_t cap = (w->msg_len + n + 1) * 2;
                 uint8_t *m = realloc(w->msg, cap);

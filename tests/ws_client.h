@@ -15,6 +15,7 @@ typedef struct t_ws {
     uint8_t *msg;            /* the message being reassembled */
     size_t msg_len, msg_cap;
     int msg_opcode;
+    double msg_t0;           /* CLOCK_MONOTONIC seconds when the message's first fragment was whole here */
 } t_ws;
 
 enum { T_WS_TEXT = 1, T_WS_BINARY = 2, T_WS_CLOSE = 8 };

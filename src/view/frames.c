@@ -40,6 +40,20 @@ static splat_view_session *pick(splat_viewer *v, double now, double *wait_s)
 
 /* ------------------------------------------------------------------ the scene to render */
 
+/* Rows for n Gaussians and their growth: densification adds a few per cent a refine, so buffers
+ * grown half as much again last several refines. */
+static uint32_t room(uint32_t n) { return n + n / 2 + 1; }
+
+/* A new back buffer of room(n) rows; only when nothing reads or writes it. */
+static splat_status grow_back(splat_viewer *v, uint32_t n, splat_error *err)
+{
+    double t0 = splat__now();
+    splat__scene_gpu_free(v->gpu, &v->back);
+    splat_status st = splat__scene_gpu_init(v->gpu, &v->back, "view.snapshot", room(n), false, err);
+    v->alloc_s += splat__now() - t0;
+    return st;
+}
+
 /* Takes the tap's answer, if there is one (the renderer's thread). */
 static splat_status take_answer(splat_viewer *v, splat_error *err)
 {
@@ -54,11 +68,10 @@ static splat_status take_answer(splat_viewer *v, splat_error *err)
         v->pend.t_asked = v->t_asked;
         atomic_fetch_add(&v->snapshots, 1u);
     } else if (answer == SPLAT_TAP_SMALL) {
-        /* densification grew the model past the back buffer: room for it and some growth (nothing
-         * reads the back buffer: renders read the front one, and no copy is in flight) */
-        uint32_t rows = v->tap.count + v->tap.count / 4 + 1;
-        splat__scene_gpu_free(v->gpu, &v->back);
-        splat_status st = splat__scene_gpu_init(v->gpu, &v->back, "view.snapshot", rows, false, err);
+        /* densification grew the model past the back buffer (provision() had no chance to grow it
+         * ahead): room for it and some growth (nothing reads the back buffer: renders read the
+         * front one, and no copy is in flight) */
+        splat_status st = grow_back(v, v->tap.count, err);
         if (st != SPLAT_OK) return st;
         v->t_asked = 0; /* ask again at once */
     } else {
@@ -180,21 +193,43 @@ static splat_status fit_buffers(splat_viewer *v, uint32_t n, uint32_t w, uint32_
     splat_render_bufs *rb = &v->rb;
     uint32_t cap = SPLAT_MAX(n, 1u);
     if (rb->frame.buffer && rb->capacity >= cap && rb->max_w >= w && rb->max_h >= h) return SPLAT_OK;
+    double t0 = splat__now();
     /* room to grow, as the snapshots have: not a reallocation at every densification */
-    if (rb->capacity < cap) cap += cap / 4;
+    if (rb->capacity < cap) cap = room(cap);
     uint32_t isect = rb->isect_capacity ? rb->isect_capacity : cap * 8;
     uint32_t mw = SPLAT_MAX(w, rb->max_w), mh = SPLAT_MAX(h, rb->max_h);
     cap = SPLAT_MAX(cap, rb->capacity);
     splat__render_bufs_free(v->gpu, rb);
     splat__buf_free(v->gpu, &v->packed);
     splat__buf_free(v->gpu, &v->pixels);
-    splat_status st = splat__render_bufs_init(v->gpu, v->renderer, rb, cap, isect, mw, mh, err);
     /* frames are images, never trained on: the cheaper forward-only path, the same pixels */
-    if (st == SPLAT_OK) st = splat__render_bufs_fwd_only(v->gpu, v->renderer, rb, err);
+    splat_status st = splat__render_bufs_init_fwd_only(v->gpu, v->renderer, rb, cap, isect, mw, mh, err);
     uint64_t bytes = (uint64_t)mw * mh * 4;
     if (st == SPLAT_OK) st = splat__buf_init(v->gpu, &v->packed, "view.packed", bytes, SPLAT_MEM_DEVICE, err);
     if (st == SPLAT_OK) st = splat__buf_init(v->gpu, &v->pixels, "view.pixels", bytes, SPLAT_MEM_READBACK, err);
+    v->alloc_s += splat__now() - t0;
     return st;
+}
+
+/* Grows, between frames, what a training run's model is about to outgrow: the render buffers and
+ * the snapshots' back buffer. Grown when a frame found them too small, that frame waited for the
+ * allocations (tens of milliseconds on an H100 beside training: its one frame over 50 ms in four
+ * bonsai runs); here they grow once the model comes within an eighth of a capacity, right after a
+ * frame is handed over, when its client has most of a frame interval before it asks again. */
+static void provision(splat_viewer *v)
+{
+    if (v->source != SPLAT_VIEW_SOURCE_TRAINER) return;
+    pthread_mutex_lock(&v->lock);
+    uint32_t n = SPLAT_MAX(v->scene.count, v->stats.prog.n_gaussians);
+    pthread_mutex_unlock(&v->lock);
+    uint32_t soon = n + n / 8;
+    splat_error err = {0};
+    splat_status st = SPLAT_OK;
+    if (v->rb.frame.buffer && v->rb.capacity < soon) st = fit_buffers(v, soon, v->rb.max_w, v->rb.max_h, &err);
+    /* the back buffer only while no copy into it is asked for or in flight */
+    bool idle = !v->pending && atomic_load_explicit(&v->tap.state, memory_order_acquire) == SPLAT_TAP_IDLE;
+    if (st == SPLAT_OK && idle && v->back.capacity < soon) st = grow_back(v, soon, &err);
+    if (st != SPLAT_OK) splat__view_log(v, "growing the viewer's buffers ahead: %s", err.msg); /* a frame will try again */
 }
 
 static uint32_t micros(double seconds) { return seconds <= 0 ? 0 : (uint32_t)SPLAT_MIN(seconds * 1e6, 4e9); }
@@ -205,6 +240,7 @@ static splat_status render(splat_viewer *v, const splat_view_request *req, doubl
 {
     uint32_t head[SPLAT_VIEW_HEAD_WORDS] = {0};
     double t0 = splat__now();
+    v->alloc_s = 0;
     head[SPLAT_VIEW_HEAD_QUEUED_US] = micros(t0 - arrived);
     bool training = v->source == SPLAT_VIEW_SOURCE_TRAINER;
     double snap_wait = 0;
@@ -255,6 +291,8 @@ static splat_status render(splat_viewer *v, const splat_view_request *req, doubl
     head[SPLAT_VIEW_HEAD_ENCODE_US] = micros(wall);
     head[SPLAT_VIEW_HEAD_ENCODE_STRIP_US] = micros(slowest);
     head[SPLAT_VIEW_HEAD_FLAGS] = v->gpu->queue2 != v->gpu->queue ? SPLAT_VIEW_FLAG_OWN_QUEUE : 0;
+    head[SPLAT_VIEW_HEAD_ARRIVED_CLOCK] = splat__view_clock_us(arrived);
+    head[SPLAT_VIEW_HEAD_ALLOC_US] = micros(v->alloc_s);
     head[SPLAT_VIEW_HEAD_TOTAL_US] = micros(splat__now() - arrived);
     if (!splat__view_frame_pack(head, v->enc.strips, v->enc.n, msg, len))
         return splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "viewer: out of host memory");
@@ -320,6 +358,7 @@ static void *run(void *arg)
         splat__free(failed);
         pthread_mutex_unlock(&v->lock);
         splat__view_server_kick(v);
+        provision(v);
         pthread_mutex_lock(&v->lock);
     }
     pthread_mutex_unlock(&v->lock);

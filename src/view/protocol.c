@@ -141,6 +141,16 @@ static uint8_t *put32(uint8_t *p, uint32_t v)
     return p + 4;
 }
 
+uint32_t splat__view_clock_us(double t) { return t <= 0 ? 0 : (uint32_t)(uint64_t)(t * 1e6); }
+
+void splat__view_frame_stamp_written(uint8_t *msg, size_t len, double now)
+{
+    if (len < SPLAT_VIEW_FRAME_HEADER) return;
+    const uint8_t *a = msg + 4 * SPLAT_VIEW_HEAD_ARRIVED_CLOCK;
+    uint32_t arrived = a[0] | a[1] << 8 | a[2] << 16 | (uint32_t)a[3] << 24;
+    put32(msg + 4 * SPLAT_VIEW_HEAD_WRITTEN_US, splat__view_clock_us(now) - arrived); /* modulo 2^32, as both are */
+}
+
 bool splat__view_frame_pack(const uint32_t head[SPLAT_VIEW_HEAD_WORDS], const splat_view_strip *strips, uint32_t n,
                             uint8_t **msg, size_t *len)
 {

@@ -307,6 +307,7 @@ static int ws_writable(splat_viewer *v, struct lws *wsi, conn *c)
     if (!s->out && !next_message(v, s)) return 0;
     size_t n = SPLAT_MIN(s->out_len - s->out_sent, (size_t)FRAGMENT);
     bool first = s->out_sent == 0, last = s->out_sent + n == s->out_len;
+    if (first && s->out_binary) splat__view_frame_stamp_written(s->out, s->out_len, splat__now());
     memcpy(c->tx + LWS_PRE, s->out + s->out_sent, n);
     int flags = lws_write_ws_flags(s->out_binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT, first, last);
     if (lws_write(wsi, c->tx + LWS_PRE, n, (enum lws_write_protocol)flags) < (int)n) return -1;

@@ -87,6 +87,11 @@ typedef enum splat_view_head {
     SPLAT_VIEW_HEAD_SNAPSHOT_AGE_US, /* how old the snapshot was when the render started (since its copy was asked) */
     SPLAT_VIEW_HEAD_FLAGS,           /* SPLAT_VIEW_FLAG_* */
     SPLAT_VIEW_HEAD_ENCODE_STRIP_US, /* the slowest strip's own encode (ENCODE_US less the pool's waits) */
+    SPLAT_VIEW_HEAD_ARRIVED_CLOCK,   /* "arrived" on CLOCK_MONOTONIC, in microseconds modulo 2^32: a client on the
+                                        same host tells its request's way in from its own clock */
+    SPLAT_VIEW_HEAD_WRITTEN_US,      /* arrived -> the message's first fragment given to the socket (the server
+                                        thread stamps it as it writes; from TOTAL_US to here the frame waited for it) */
+    SPLAT_VIEW_HEAD_ALLOC_US,        /* growing buffers for this frame (the model outgrew them), within TOTAL_US */
     SPLAT_VIEW_HEAD_WORDS
 } splat_view_head;
 
@@ -133,6 +138,11 @@ uint32_t splat__view_strip_layout(uint32_t height, uint32_t max_strips, uint32_t
 typedef struct splat_view_strip splat_view_strip;
 bool splat__view_frame_pack(const uint32_t head[SPLAT_VIEW_HEAD_WORDS], const splat_view_strip *strips, uint32_t n,
                             uint8_t **msg, size_t *len);
+/* A time of splat__now() as the header's clock words carry it: microseconds modulo 2^32. */
+uint32_t splat__view_clock_us(double t);
+/* Stamps SPLAT_VIEW_HEAD_WRITTEN_US into a packed frame message of `len` bytes: `now` less its
+ * ARRIVED_CLOCK. The server calls it as the message's first fragment goes out. */
+void splat__view_frame_stamp_written(uint8_t *msg, size_t len, double now);
 
 /* ------------------------------------------------------------------ the JPEG (encode.c) */
 
@@ -296,6 +306,7 @@ struct splat_viewer {
     splat_render_desc render;        /* resolved: background, degree (a snapshot's degree overrides it) */
     splat_view_source source;        /* set once, under the lock */
     uint32_t frames;                 /* rendered so far */
+    double alloc_s;                  /* the frame being made: seconds spent growing buffers for it */
 
     /* a training run */
     splat_trainer *trainer;          /* attached (the training thread's; the renderer only reads `tap`) */
