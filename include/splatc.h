@@ -330,6 +330,9 @@ SPLAT_API uint32_t splat_trainer_step(const splat_trainer *t);
 SPLAT_API uint32_t splat_trainer_steps(const splat_trainer *t);
 /* The Gaussians of the model now. */
 SPLAT_API uint32_t splat_trainer_count(const splat_trainer *t);
+/* The run's seed: desc.seed, or the checkpoint's once splat_trainer_resume has read one (a resume
+ * keeps the seed, as it keeps the SH degree). */
+SPLAT_API uint64_t splat_trainer_seed(const splat_trainer *t);
 
 /* With desc.profile: the mean GPU time per iteration of each stage, in pipeline order. */
 typedef struct splat_stage_time {

@@ -193,8 +193,9 @@ static const char *cli_demo(const char *name, uint32_t size, uint32_t views)
 
 /* Checkpoints and resumes end to end: --checkpoint-every writes one; a resume with a larger
  * --steps goes on to the new total (it once waited forever for a total the checkpoint had
- * overwritten); a resume past the end of the run, on another dataset, with another strategy or
- * another SH degree, is refused (the checkpoint's degree, asked for, is not). */
+ * overwritten); a resume past the end of the run, on another dataset, with another strategy,
+ * another SH degree or another seed, is refused (the checkpoint's degree or seed, asked for, is
+ * not: the same command line with --resume goes on). */
 SPLAT_TEST(cli_checkpoint_resume)
 {
     const char *dir = cli_demo("demo", 32, 8);
@@ -242,6 +243,18 @@ SPLAT_TEST(cli_checkpoint_resume)
     snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --sh-degree 3 --resume '%s' -q", dir, b, ckpt);
     rc = run_cli(args, &out);
     T_CHECK(rc == 0, "resume at the checkpoint's degree: exit %d: %s", rc, out);
+    free(out);
+
+    /* the checkpoint's run has the CLI's default seed, 42 (it was once dropped in silence) */
+    uint32_t seed = 43 + (uint32_t)t_uniform(0, 1e6);
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --seed %u --resume '%s' -q", dir, b, seed, ckpt);
+    rc = run_cli(args, &out);
+    snprintf(want, sizeof want, "the checkpoint's run has seed 42, --seed asks for %u", seed);
+    T_CHECK(rc == 1 && strstr(out, want) && strstr(out, ckpt), "resume with seed %u: exit %d: %s", seed, rc, out);
+    free(out);
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --seed 42 --resume '%s' -q", dir, b, ckpt);
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 0, "resume with the checkpoint's seed: exit %d: %s", rc, out);
     free(out);
 
     const char *o = cli_demo("other", 32, 9);

@@ -32,6 +32,8 @@ uint32_t splat_trainer_steps(const splat_trainer *t) { return t->steps; }
 
 uint32_t splat_trainer_count(const splat_trainer *t) { return t->model.count; }
 
+uint64_t splat_trainer_seed(const splat_trainer *t) { return t->desc.seed; }
+
 uint32_t splat_trainer_profile(const splat_trainer *t, splat_stage_time *stages, uint32_t max)
 {
     return splat__trainer_profile(t, stages, max);

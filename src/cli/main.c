@@ -559,6 +559,7 @@ static int cmd_train(int argc, char **argv)
     common_opts o = {0};
     splat_train_desc desc = {.seed = 42};
     const char *out = NULL, *resume = NULL, *log_path = NULL;
+    bool seed_given = false;
     uint32_t ckpt_every = 0, save_every = 0;
     bool renders = true;
     bool use_viewer = false;
@@ -602,8 +603,8 @@ static int cmd_train(int argc, char **argv)
                    "                      .spz, .sog, meta.json)\n"
                    "  --checkpoint-every N  write OUT/checkpoint.ckpt every N steps (and at the end)\n"
                    "  --save-every N      write OUT/point_cloud_<step>.ply every N steps\n"
-                   "  --resume FILE       continue from a checkpoint (its Gaussians and SH degree; --init-ply\n"
-                   "                      is not read again)\n"
+                   "  --resume FILE       continue from a checkpoint (its Gaussians, SH degree and seed;\n"
+                   "                      --init-ply is not read again)\n"
                    "  --log FILE          append a JSON line of step, loss, Gaussians, it/s, GPU memory at every\n"
                    "                      progress report (4 a second), and the held-out PSNR at the end\n"
                    "  --no-renders        do not write test-view renders\n"
@@ -648,6 +649,7 @@ static int cmd_train(int argc, char **argv)
             uint32_t s;
             if (!parse_u32(v, &s)) return usage_error("train", "--seed needs a number, got '%s'", v ? v : "");
             desc.seed = s;
+            seed_given = true;
         } else if (strcmp(a, "--init-points") == 0) {
             if (count_arg("train", a, v, &desc.init_points)) return 2;
         } else if (strcmp(a, "--init-ply") == 0 && v) desc.init_ply = v;
@@ -728,6 +730,13 @@ static int cmd_train(int argc, char **argv)
     if (st == SPLAT_OK) st = splat_trainer_init(&t, ctx, &desc, &err);
     splat_scene_free(&init); /* the trainer has its copy */
     if (st == SPLAT_OK && resume) st = splat_trainer_resume(t, resume, &err);
+    /* the same command line with --resume passes the same --seed; another is refused, not dropped */
+    if (st == SPLAT_OK && resume && seed_given && splat_trainer_seed(t) != desc.seed) {
+        snprintf(err.msg, sizeof err.msg, "%s: the checkpoint's run has seed %llu, --seed asks for %llu (a resume keeps the "
+                 "seed: leave --seed out, or give the same)", resume, (unsigned long long)splat_trainer_seed(t),
+                 (unsigned long long)desc.seed);
+        st = err.status = SPLAT_ERR_INVALID_ARG;
+    }
     if (st == SPLAT_OK) st = write_cameras_json(t, out, &err);
     if (st == SPLAT_OK) warn_far_cameras(t);
     if (st == SPLAT_OK && desc.max_gaussians && splat_trainer_count(t) > desc.max_gaussians)
