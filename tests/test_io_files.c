@@ -224,6 +224,13 @@ SPLAT_TEST(io_ply_bad_input)
     EXPECT_PLY_FAIL(path, SPLAT_ERR_FORMAT, "ends without end_header (the file is cut short");
     t_write(path, bytes, header - 11);
     EXPECT_PLY_FAIL(path, SPLAT_ERR_FORMAT, "ends without end_header");
+    /* a NUL byte anywhere in the header before end_header: said as such (it read as cut short) */
+    uint8_t *nul = malloc(size);
+    memcpy(nul, bytes, size);
+    nul[1 + rnd((uint32_t)header - 12)] = 0;
+    t_write(path, nul, size);
+    EXPECT_PLY_FAIL(path, SPLAT_ERR_FORMAT, "holds a NUL byte");
+    free(nul);
     /* a vertex count that lies, hugely: refused before allocating */
     tbuf b = {0};
     const char *after_count = strstr((const char *)bytes, "\nproperty");
@@ -643,6 +650,11 @@ SPLAT_TEST(io_cameras_bad_input)
         splat_status st;
     } cases[] = {
         {"[\n  {\"name\": \"a\",\n   \"width\": 10 \"height\": 10}\n]", "JSON syntax error at line 3", SPLAT_ERR_FORMAT},
+        /* what Python's json module writes for a non-finite float, named */
+        {"[\n  {\"name\": \"a\",\n   \"fx\": NaN}\n]", "line 3, column 10: NaN is not a JSON number", SPLAT_ERR_FORMAT},
+        {"[{\"fx\": 1, \"fy\":   -Infinity }]", "-Infinity is not a JSON number", SPLAT_ERR_FORMAT},
+        /* the parser's nesting limit, said as such (a syntax error otherwise) */
+        {NULL, "JSON nested more than 1000 deep", SPLAT_ERR_FORMAT},
         {"{\"name\": \"a\"}", "expected a JSON list", SPLAT_ERR_FORMAT},
         {" [ ] ", "the list of cameras is empty", SPLAT_ERR_FORMAT},
         {"[{\"name\": \"a\", \"width\": 10, \"height\": 10, \"fy\": 1, \"cx\": 1, \"cy\": 1, \"R\": [1,0,0,0,1,0,0,0,1], "
@@ -659,8 +671,11 @@ SPLAT_TEST(io_cameras_bad_input)
          "\"t\": [0,0,0]}]", "focal lengths must be positive floats", SPLAT_ERR_FORMAT},
         {"[{\"width\": 10, \"height\": 10, \"fx\": 1, \"fy\": 1}]", "neither \"rotation\"", SPLAT_ERR_FORMAT},
     };
+    char deep[2 * 1100 + 1];
+    for (int k = 0; k < 1100; k++) deep[k] = '[', deep[2 * 1100 - 1 - k] = ']';
+    deep[2 * 1100] = '\0';
     for (size_t k = 0; k < SPLAT_COUNTOF(cases); k++) {
-        write_text(path, cases[k].text);
+        write_text(path, cases[k].text ? cases[k].text : deep);
         splat_error err = {0};
         splat_status st = splat__cameras_read(path, &cams, NULL, &n, &err);
         T_CHECK(st == cases[k].st && t_has(err.msg, path) && t_has(err.msg, cases[k].what), "case %zu: %s: %s", k,

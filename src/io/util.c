@@ -2,7 +2,10 @@
 #include "io/io_util.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
+#include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 long long splat__file_size(FILE *fp)
@@ -49,6 +52,38 @@ done:
     return st;
 }
 
+/* What the token at (or just before) text[at] is, when it is a non-finite number some writers put
+ * in JSON (Python's json module does unless allow_nan=False): NaN, Infinity, -Infinity. */
+static const char *non_finite_token(const char *text, size_t n, size_t at)
+{
+    size_t a = at < n ? at : n;
+    while (a > 0 && (isalnum((unsigned char)text[a - 1]) || text[a - 1] == '-' || text[a - 1] == '+')) a--;
+    while (a < n && isspace((unsigned char)text[a])) a++;
+    size_t b = a;
+    while (b < n && (isalnum((unsigned char)text[b]) || text[b] == '-' || text[b] == '+')) b++;
+    static const char *const names[] = {"NaN", "-NaN", "Infinity", "-Infinity", "+Infinity", "inf", "-inf", "nan"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (b - a == strlen(names[k]) && strncasecmp(text + a, names[k], b - a) == 0) return names[k];
+    return NULL;
+}
+
+/* How deep in lists and objects text[at] is (brackets inside strings do not count). */
+static size_t json_depth(const char *text, size_t at)
+{
+    size_t depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < at; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\') i++;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') in_string = true;
+        else if (c == '[' || c == '{') depth++;
+        else if ((c == ']' || c == '}') && depth) depth--;
+    }
+    return depth;
+}
+
 splat_status splat__json_read(const char *path, cJSON **root, splat_error *err)
 {
     *root = NULL;
@@ -66,7 +101,16 @@ splat_status splat__json_read(const char *path, cJSON **root, splat_error *err)
             if (text[i] == '\n') line++, col = 1;
             else col++;
         }
-        st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: JSON syntax error at line %zu, column %zu", path, line, col);
+        const char *nonfinite = non_finite_token(text, n, at);
+        if (json_depth(text, at) >= CJSON_NESTING_LIMIT)
+            st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: JSON nested more than %d deep at line %zu, column %zu (the "
+                             "parser's limit)", path, CJSON_NESTING_LIMIT, line, col);
+        else if (nonfinite)
+            st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: JSON syntax error at line %zu, column %zu: %s is not a JSON "
+                             "number (a non-finite value; Python's json module writes one unless allow_nan=False)",
+                             path, line, col, nonfinite);
+        else
+            st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: JSON syntax error at line %zu, column %zu", path, line, col);
     }
     splat__free(text);
     return st;
