@@ -4,18 +4,23 @@
 #include <errno.h>
 #include <stdlib.h>
 
-/* A header line without its line ending; false at the end of the file, and also for a last line
- * that the file cuts short (no newline): the header of a cut file ends there, whatever that
- * line's start says. */
-static bool next_line(FILE *fp, char *line, size_t cap, bool *too_long)
+/* A header line without its line ending. LINE_END at the end of the file, and also for a last
+ * line that the file cuts short (no newline): the header of a cut file ends there, whatever that
+ * line's start says. A NUL byte is no text: a header holds none. */
+typedef enum { LINE_OK, LINE_END, LINE_TOO_LONG, LINE_NUL } line_result;
+
+static line_result next_line(FILE *fp, char *line, size_t cap)
 {
-    *too_long = false;
-    if (!fgets(line, (int)cap, fp)) return false;
-    size_t n = strlen(line);
-    if (n == cap - 1 && line[n - 1] != '\n') *too_long = true;
-    else if (n == 0 || line[n - 1] != '\n') return false;
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
-    return true;
+    size_t n = 0;
+    for (int c; (c = getc(fp)) != '\n';) {
+        if (c == EOF) return LINE_END;
+        if (c == '\0') return LINE_NUL;
+        if (n + 1 >= cap) return LINE_TOO_LONG;
+        line[n++] = (char)c;
+    }
+    while (n > 0 && line[n - 1] == '\r') n--;
+    line[n] = 0;
+    return LINE_OK;
 }
 
 static int split(char *line, char **tok, int max)
@@ -101,13 +106,17 @@ splat_status splat__ply_header_read(const char *path, FILE *fp, splat_ply_header
 {
     memset(h, 0, sizeof *h);
     char line[4096], *tok[8];
-    bool too_long, format_seen = false;
+    bool format_seen = false;
     splat_ply_element *e = NULL;
     for (uint32_t lineno = 1;; lineno++) {
-        if (!next_line(fp, line, sizeof line, &too_long))
+        line_result got = next_line(fp, line, sizeof line);
+        if (got == LINE_END)
             return splat__fail(err, SPLAT_ERR_FORMAT, "%s: the PLY header ends without end_header (the file is cut "
                                "short at header line %u)", path, lineno);
-        if (too_long || lineno > 10000)
+        if (got == LINE_NUL)
+            return splat__fail(err, SPLAT_ERR_FORMAT, "%s: PLY header line %u holds a NUL byte (a header is text: "
+                               "binary data before end_header)", path, lineno);
+        if (got == LINE_TOO_LONG || lineno > 10000)
             return splat__fail(err, SPLAT_ERR_FORMAT, "%s: PLY header line %u is too long or too many", path, lineno);
         if (lineno == 1) {
             if (strcmp(line, "ply") != 0)
