@@ -376,7 +376,9 @@ SPLAT_API splat_status splat_trainer_eval(splat_trainer *t, const char *render_d
 SPLAT_API splat_status splat_trainer_scene(splat_trainer *t, splat_scene *scene, splat_error *err);
 /* Checkpoints: parameters, Adam state, statistics, the step and the rasterize mode; resuming on the
  * same device continues bit for bit as if the run had not stopped (a checkpoint trained antialiased
- * resumes antialiased). */
+ * resumes antialiased). A resume goes on with the checkpoint's seed, whatever desc.seed was
+ * (splat_trainer_seed says which: `splatc train --resume` refuses a --seed that differs), and
+ * refuses a desc.render.sh_degree other than the checkpoint's. */
 SPLAT_API splat_status splat_trainer_save(splat_trainer *t, const char *path, splat_error *err);
 SPLAT_API splat_status splat_trainer_resume(splat_trainer *t, const char *path, splat_error *err);
 SPLAT_API void splat_trainer_free(splat_trainer *t);

@@ -139,6 +139,9 @@ mut ckpt_forgets_mode src/train/checkpoint.c train_ \
 mut jpeg_arith_unbounded src/io/image.c io_image \
     'if (px > 1024ull * (uint64_t)file_size + (1u << 20) || px > MAX_PIXELS) {' \
     'if ((!c->cinfo.arith_code && px > 1024ull * (uint64_t)file_size + (1u << 20)) || px > MAX_PIXELS) {'
+mut jpeg_arith_eoi_unchecked src/io/image.c io_image \
+    '            c->cinfo.output_scanline + 2 * mcu_rows < *h) {' \
+    '            c->cinfo.output_scanline + 2 * mcu_rows < *h && false) {'
 mut colmap_rotation_transposed src/io/colmap.c io_ \
     'for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];' \
     'for (int k = 0; k < 9; k++) c->R[k] = (float)R[(k % 3) * 3 + k / 3];'

@@ -351,7 +351,8 @@ static void big_free(void *u, void *p)
 
 /* An arithmetic-coded JPEG (whose coding has no pixels-per-byte floor) whose header claims
  * 16384x16384 but whose data is a 64x64 image's: refused, naming the file, without the 1 GiB its
- * header claims (it once allocated 1.1 GB, then failed). The same image with its own header
+ * header claims (it once allocated 1.1 GB, then failed); claiming 1024x1024, within the bound, it
+ * is decoded until its data ends and refused as truncated. The same image with its own header
  * decodes. And a complete, valid arithmetic-coded image of one flat colour, 4096x3072 in a few
  * hundred bytes: refused before decoding, as more than 1024 pixels a byte (the fuzzer found such
  * a file costing 2 GB under ASan: it is decoded whole, a progressive one in coefficients too). */
@@ -384,6 +385,14 @@ SPLAT_TEST(io_image_jpeg_arithmetic_huge_claim)
     T_CHECK(st == SPLAT_ERR_FORMAT && strstr(err.msg, path) && strstr(err.msg, "1024 pixels a byte"), "%s: %s",
             splat_status_str(st), err.msg);
     T_CHECK(g_largest < (16u << 20), "the decoder asked for %zu bytes", g_largest);
+    /* a claim the bound lets through (1024x1024, the 1M pixels of slack): decoded until the data
+     * ends, and refused as truncated */
+    bytes[sof + 5] = bytes[sof + 7] = 0x04, bytes[sof + 6] = bytes[sof + 8] = 0x00;
+    T_REQUIRE(t_write(path, bytes, n));
+    err = (splat_error){0};
+    st = splat__image_load(path, &im, &err);
+    T_CHECK(st == SPLAT_ERR_FORMAT && strstr(err.msg, path) && strstr(err.msg, "truncated"), "1024x1024 on 64x64 data: %s: %s",
+            splat_status_str(st), err.msg);
     free(bytes);
     free(px);
 

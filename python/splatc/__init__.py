@@ -141,6 +141,7 @@ _SIGNATURES = {
     "splat_trainer_step": (_u32, [_vp]),
     "splat_trainer_steps": (_u32, [_vp]),
     "splat_trainer_count": (_u32, [_vp]),
+    "splat_trainer_seed": (_u64, [_vp]),
     "splat_trainer_profile": (_u32, [_vp, _P(_StageTime), _u32]),
     "splat_trainer_diagnostics": (_u32, [_vp, ctypes.c_char_p, ctypes.c_size_t]),
     "splat_trainer_eval": (_enum, [_vp, ctypes.c_char_p, _P(_EvalResult), _P(_Error)]),
@@ -743,6 +744,11 @@ class Trainer:
     def count(self):
         """The Gaussians of the model now."""
         return _lib.splat_trainer_count(self._handle())
+
+    @property
+    def seed(self):
+        """The run's seed: the one asked for, or the checkpoint's after resume (a resume keeps it)."""
+        return _lib.splat_trainer_seed(self._handle())
 
     def scene(self):
         """The current Gaussians, a Scene (a copy)."""

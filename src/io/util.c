@@ -102,7 +102,7 @@ splat_status splat__json_read(const char *path, cJSON **root, splat_error *err)
             else col++;
         }
         const char *nonfinite = non_finite_token(text, n, at);
-        if (json_depth(text, at) >= CJSON_NESTING_LIMIT)
+        if (at < n && (text[at] == '[' || text[at] == '{') && json_depth(text, at) >= CJSON_NESTING_LIMIT)
             st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: JSON nested more than %d deep at line %zu, column %zu (the "
                              "parser's limit)", path, CJSON_NESTING_LIMIT, line, col);
         else if (nonfinite)

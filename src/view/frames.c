@@ -41,8 +41,18 @@ static splat_view_session *pick(splat_viewer *v, double now, double *wait_s)
 /* ------------------------------------------------------------------ the scene to render */
 
 /* Rows for n Gaussians and their growth: densification adds a few per cent a refine, so buffers
- * grown half as much again last several refines. */
-static uint32_t room(uint32_t n) { return n + n / 2 + 1; }
+ * grown by a quarter last several refines. */
+static uint32_t room(uint32_t n) { return n + n / 4 + 1; }
+
+/* The rows the model will need soon: the latest count known (the front snapshot's, or training's
+ * last progress report), and an eighth more (a refine or two). */
+static uint32_t soon_rows(splat_viewer *v)
+{
+    pthread_mutex_lock(&v->lock);
+    uint32_t n = SPLAT_MAX(v->scene.count, v->stats.prog.n_gaussians);
+    pthread_mutex_unlock(&v->lock);
+    return n + n / 8;
+}
 
 /* A new back buffer of room(n) rows; only when nothing reads or writes it. */
 static splat_status grow_back(splat_viewer *v, uint32_t n, splat_error *err)
@@ -127,7 +137,10 @@ static splat_status snapshot(splat_viewer *v, double *waited, splat_error *err)
         double now = splat__now();
         bool asked = atomic_load_explicit(&v->tap.state, memory_order_acquire) != SPLAT_TAP_IDLE;
         bool due = v->t_asked == 0 || fresh_wanted || now - v->t_asked >= 0.9 / v->desc.max_fps;
-        if (attached && !current && !v->pending && !asked && due) {
+        /* a back buffer the model is about to outgrow takes no copy: provision() grows it after this
+         * frame, and the next one asks (this one renders the front snapshot) */
+        bool roomy = fresh_wanted || v->ahead_failed || v->back.capacity >= soon_rows(v);
+        if (attached && !current && !v->pending && !asked && due && roomy) {
             /* the copy goes after the renders that read the back buffer when it was the front one
              * (done: each render is waited for) */
             v->tap.reader_sem = v->stream.timeline;
@@ -192,7 +205,10 @@ static splat_status fit_buffers(splat_viewer *v, uint32_t n, uint32_t w, uint32_
 {
     splat_render_bufs *rb = &v->rb;
     uint32_t cap = SPLAT_MAX(n, 1u);
-    if (rb->frame.buffer && rb->capacity >= cap && rb->max_w >= w && rb->max_h >= h) return SPLAT_OK;
+    /* (a growth that failed part way left some of them freed) */
+    if (rb->frame.buffer && v->packed.buffer && v->pixels.buffer && rb->capacity >= cap && rb->max_w >= w &&
+        rb->max_h >= h)
+        return SPLAT_OK;
     double t0 = splat__now();
     /* room to grow, as the snapshots have: not a reallocation at every densification */
     if (rb->capacity < cap) cap = room(cap);
@@ -212,24 +228,26 @@ static splat_status fit_buffers(splat_viewer *v, uint32_t n, uint32_t w, uint32_
 }
 
 /* Grows, between frames, what a training run's model is about to outgrow: the render buffers and
- * the snapshots' back buffer. Grown when a frame found them too small, that frame waited for the
- * allocations (tens of milliseconds on an H100 beside training: its one frame over 50 ms in four
- * bonsai runs); here they grow once the model comes within an eighth of a capacity, right after a
- * frame is handed over, when its client has most of a frame interval before it asks again. */
+ * the snapshots' back buffer (which snapshot() leaves without a copy until then). Grown when a
+ * frame found them too small, that frame waited for the allocations (tens of milliseconds on an
+ * H100 beside training: its one frame over 50 ms in four bonsai runs); here they grow once the
+ * model comes within an eighth of a capacity, right after a frame is handed over, when its client
+ * has most of a frame interval before it asks again (other clients' requests wait meanwhile). */
 static void provision(splat_viewer *v)
 {
     if (v->source != SPLAT_VIEW_SOURCE_TRAINER) return;
-    pthread_mutex_lock(&v->lock);
-    uint32_t n = SPLAT_MAX(v->scene.count, v->stats.prog.n_gaussians);
-    pthread_mutex_unlock(&v->lock);
-    uint32_t soon = n + n / 8;
+    uint32_t soon = soon_rows(v);
     splat_error err = {0};
     splat_status st = SPLAT_OK;
     if (v->rb.frame.buffer && v->rb.capacity < soon) st = fit_buffers(v, soon, v->rb.max_w, v->rb.max_h, &err);
     /* the back buffer only while no copy into it is asked for or in flight */
     bool idle = !v->pending && atomic_load_explicit(&v->tap.state, memory_order_acquire) == SPLAT_TAP_IDLE;
-    if (st == SPLAT_OK && idle && v->back.capacity < soon) st = grow_back(v, soon, &err);
-    if (st != SPLAT_OK) splat__view_log(v, "growing the viewer's buffers ahead: %s", err.msg); /* a frame will try again */
+    if (st == SPLAT_OK && idle && v->back.capacity < soon) {
+        st = grow_back(v, soon, &err);
+        v->ahead_failed = st != SPLAT_OK;
+    }
+    /* a frame tries again, for what it needs then */
+    if (st != SPLAT_OK) splat__view_log(v, "growing the viewer's buffers ahead: %s", err.msg);
 }
 
 static uint32_t micros(double seconds) { return seconds <= 0 ? 0 : (uint32_t)SPLAT_MIN(seconds * 1e6, 4e9); }

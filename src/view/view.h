@@ -91,7 +91,8 @@ typedef enum splat_view_head {
                                         same host tells its request's way in from its own clock */
     SPLAT_VIEW_HEAD_WRITTEN_US,      /* arrived -> the message's first fragment given to the socket (the server
                                         thread stamps it as it writes; from TOTAL_US to here the frame waited for it) */
-    SPLAT_VIEW_HEAD_ALLOC_US,        /* growing buffers for this frame (the model outgrew them), within TOTAL_US */
+    SPLAT_VIEW_HEAD_ALLOC_US,        /* growing buffers for this frame (the model outgrew them), within TOTAL_US;
+                                        not the intersection buffers, which the render grows as it needs */
     SPLAT_VIEW_HEAD_WORDS
 } splat_view_head;
 
@@ -307,6 +308,7 @@ struct splat_viewer {
     splat_view_source source;        /* set once, under the lock */
     uint32_t frames;                 /* rendered so far */
     double alloc_s;                  /* the frame being made: seconds spent growing buffers for it */
+    bool ahead_failed;               /* provision() could not grow the back buffer ahead: frames ask anyway */
 
     /* a training run */
     splat_trainer *trainer;          /* attached (the training thread's; the renderer only reads `tap`) */

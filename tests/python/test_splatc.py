@@ -237,10 +237,13 @@ def case_train_vs_c():
     for g in ("means", "log_scales", "quats", "opacities", "sh"):
         same_bits(getattr(mine, g), getattr(c, g), g)
     # resume: a fresh trainer continued from the checkpoint ends with the same bits
+    check(t.seed == opts["seed"], f"the trainer's seed {t.seed}, asked {opts['seed']}")
     t.close()
-    r = splatc.Trainer(data, **opts)
+    # resumed by a trainer given another seed: the checkpoint's goes on, and says so
+    r = splatc.Trainer(data, **{**opts, "seed": opts["seed"] + 1})
     r.resume(f"{tmp}/at11.ckpt")
     check(r.steps_done == 11, f"resumed at step {r.steps_done}")
+    check(r.seed == opts["seed"], f"resumed with seed {r.seed}, the checkpoint's is {opts['seed']}")
     r.run()
     again = r.scene()
     for g in ("means", "log_scales", "quats", "opacities", "sh"):
