@@ -142,6 +142,9 @@ mut jpeg_arith_unbounded src/io/image.c io_image \
 mut jpeg_arith_eoi_unchecked src/io/image.c io_image \
     '            c->cinfo.output_scanline + 2 * mcu_rows < *h) {' \
     '            c->cinfo.output_scanline + 2 * mcu_rows < *h && false) {'
+mut view_back_never_grown src/view/frames.c view_train_tap \
+    '    if (st == SPLAT_OK && idle && v->back.capacity < soon) {' \
+    '    if (st == SPLAT_OK && idle && v->back.capacity < soon && false) {'
 mut colmap_rotation_transposed src/io/colmap.c io_ \
     'for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];' \
     'for (int k = 0; k < 9; k++) c->R[k] = (float)R[(k % 3) * 3 + k / 3];'

@@ -61,7 +61,7 @@ static const char *non_finite_token(const char *text, size_t n, size_t at)
     while (a < n && isspace((unsigned char)text[a])) a++;
     size_t b = a;
     while (b < n && (isalnum((unsigned char)text[b]) || text[b] == '-' || text[b] == '+')) b++;
-    static const char *const names[] = {"NaN", "-NaN", "Infinity", "-Infinity", "+Infinity", "inf", "-inf", "nan"};
+    static const char *const names[] = {"NaN", "-NaN", "Infinity", "-Infinity", "+Infinity", "inf", "-inf"};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
         if (b - a == strlen(names[k]) && strncasecmp(text + a, names[k], b - a) == 0) return names[k];
     return NULL;

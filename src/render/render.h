@@ -12,7 +12,7 @@
  *   rasterize.c   rasterize_fwd; backward: rasterize_bwd
  *   project.c     backward: project_bwd, the chain rule to the parameters
  *
- * Forward-only renders (splat__render_bufs_fwd_only: images, not training) put the Gaussians in
+ * Forward-only renders (splat__render_bufs_init_fwd_only: images, not training) put the Gaussians in
  * depth order first (isect.c, order_fwd) and emit in that order, so the second sort is by tile id
  * alone; the pixels are the same bits.
  *
@@ -113,7 +113,7 @@ typedef struct splat_render_bufs {
     splat_buf gate;         /* uint: nonzero makes the backward leave the statistics alone */
     splat_buf debug;        /* the first non-finite gradient the backward caught (splat__render_debug) */
     splat_buf readback;     /* host-visible copy of the counters (discrete GPUs) */
-    bool fwd_only;          /* splat__render_bufs_fwd_only */
+    bool fwd_only;          /* splat__render_bufs_init_fwd_only */
     splat_buf order_keys;   /* [cap] depth bits (fwd_only) */
     splat_buf order;        /* [cap] Gaussians in depth order (fwd_only) */
     splat_buf tiles_ordered;/* [cap] tiles touched, in that order (fwd_only) */
@@ -137,17 +137,14 @@ void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b);
 splat_status splat__render_bufs_grow_isect(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t needed,
                                            splat_error *err);
 
-/* Makes the buffers render forward only, the way images are rendered (splat_render): the same
- * pixels, bit for bit, for less work. The Gaussians are sorted by depth (32-bit keys, one per
+/* Buffers that render forward only, the way images are rendered (splat_render, the viewer): the
+ * same pixels, bit for bit, for less work. The Gaussians are sorted by depth (32-bit keys, one per
  * Gaussian) and emit their intersections in that order, so the intersections need a stable sort
  * by tile id alone: two passes where the full (tile, depth) key takes six, over the largest
  * array. The ties keep the same order (depth bits, then index) as in the full sort. Nothing the
  * backward reads is written (intersections' Gaussians and partial gradients, each pixel's last
- * position and depth), and those buffers shrink to a stub; splat__render_bwd must not follow.
- * Training never calls this. */
-splat_status splat__render_bufs_fwd_only(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, splat_error *err);
-/* The same from the start: buffers for forward-only renders, without first allocating what only
- * the backward uses (the partial gradients alone are 36 bytes per intersection). */
+ * position and depth), and those buffers are stubs; splat__render_bwd must not follow. Training
+ * never uses these. */
 splat_status splat__render_bufs_init_fwd_only(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b,
                                               uint32_t capacity, uint32_t isect_capacity, uint32_t max_w, uint32_t max_h,
                                               splat_error *err);
@@ -193,7 +190,7 @@ void splat__project_bwd_record(splat_cmd *c, const splat_renderer *r, const spla
 
 /* Records the forward of `n` Gaussians. The frame must already be in b->frame. The counters
  * land in b->readback too, so the host can check them in place after the submission. With
- * b->fwd_only, the forward-only pipeline (splat__render_bufs_fwd_only). */
+ * b->fwd_only, the forward-only pipeline (splat__render_bufs_init_fwd_only). */
 void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene, splat_render_bufs *b,
                        uint32_t n);
 /* Records the backward of the forward before it (see the stages above); not after a fwd_only

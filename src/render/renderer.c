@@ -206,25 +206,6 @@ void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b)
     memset(b, 0, sizeof *b);
 }
 
-splat_status splat__render_bufs_fwd_only(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, splat_error *err)
-{
-    if (b->fwd_only) return SPLAT_OK;
-    /* The partial gradients, 36 bytes per intersection, are the largest render buffer. */
-    splat_buf *stubs[] = {&b->partial, &b->out_last, &b->out_depth, &b->grad_img, &b->stats};
-    for (size_t k = 0; k < SPLAT_COUNTOF(stubs); k++) splat__buf_free(g, stubs[k]);
-    splat_buf_spec parts[] = {
-        {&b->partial, "isect.partial", 0, SPLAT_MEM_DEVICE},
-        {&b->out_last, "render.out_last", 0, SPLAT_MEM_DEVICE},
-        {&b->out_depth, "render.out_depth", 0, SPLAT_MEM_DEVICE},
-        {&b->grad_img, "render.grad_img", 0, SPLAT_MEM_DEVICE},
-        {&b->stats, "render.stats", 0, SPLAT_MEM_DEVICE},
-    };
-    splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
-    if (st == SPLAT_OK) st = order_bufs_init(g, r, b, err);
-    if (st == SPLAT_OK) b->fwd_only = true;
-    return st;
-}
-
 splat_status splat__render_bufs_grow_isect(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t needed,
                                            splat_error *err)
 {
