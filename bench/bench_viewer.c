@@ -8,6 +8,9 @@
  *
  * Usage: bench_viewer DATA [--steps 7000] [--images-factor N] [--fps 30] [--width 1280 --height 720]
  *                          [--quality 90] [--repeat 1] [--out DIR] [--splatc PATH] [-- extra train options]
+ *                          [--rcvbuf BYTES] [--quickack] [--probe-ms MS]
+ * The last three are the client's socket experiments and a probe of both sockets when the rest of
+ * a frame keeps the client waiting MS (see probe()).
  * The acceptance of issue 13 (H100): bonsai 7k, --fps 30 at 1280x720: at most 5 % slower, every
  * frame within 50 ms.
  *
@@ -26,6 +29,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/tcp.h>
 
 #include <cjson/cJSON.h>
 
@@ -142,8 +147,44 @@ typedef struct client_result {
     double *lat;             /* [answered] ms */
     double *stage[ST_COUNT]; /* [answered] ms */
     size_t *bytes;           /* [answered] the frame message's size */
+    char **probe;            /* [answered] what the stall probe saw mid-message, or NULL */
     double render_ms_sum;    /* the server's time from taking a request to the rendered image (snapshot included) */
 } client_result;
+
+/* The stall probe (--probe-ms): when the rest of a frame keeps the client waiting, both ends of
+ * the connection as the kernel sees them then, through sock_diag (what `ss -ti` prints): for each,
+ * the bytes unacked and not yet sent, the congestion state, losses and retransmissions, the
+ * window the peer advertises, the round trip. Whose wait it is: bytes not written yet, the
+ * server's; written but held by TCP, the window's, the congestion window's or a lost segment's. */
+static struct {
+    uint32_t port;
+    client_result *res;
+} g_probe;
+
+static void probe(t_ws *w, double waited_s)
+{
+    (void)w;
+    char out[1536];
+    int k = snprintf(out, sizeof out, "after %.1f ms:", waited_s * 1e3);
+    struct tcp_info ti[4];
+    bool server[4];
+    int n = t_tcp_sockets(g_probe.port, ti, server, NULL, 4);
+    for (int i = 0; i < n && k < (int)sizeof out; i++) {
+        const struct tcp_info *t = &ti[i];
+        k += snprintf(out + k, sizeof out - (size_t)k,
+                      " %s: ca_state %u retransmits %u probes %u backoff %u unacked %u lost %u retrans %u total_retrans %u "
+                      "notsent %u cwnd %u ssthresh %u snd_wnd %u rcv_ssthresh %u rtt %u/%u us rto %u ato %u last sent %u "
+                      "recv %u ack %u ms, rwnd_limited %llu sndbuf_limited %llu us;",
+                      server[i] ? "server" : "client", t->tcpi_ca_state, t->tcpi_retransmits, t->tcpi_probes, t->tcpi_backoff,
+                      t->tcpi_unacked, t->tcpi_lost, t->tcpi_retrans, t->tcpi_total_retrans, t->tcpi_notsent_bytes,
+                      t->tcpi_snd_cwnd, t->tcpi_snd_ssthresh, t->tcpi_snd_wnd, t->tcpi_rcv_ssthresh, t->tcpi_rtt,
+                      t->tcpi_rttvar, t->tcpi_rto, t->tcpi_ato, t->tcpi_last_data_sent, t->tcpi_last_data_recv,
+                      t->tcpi_last_ack_recv, (unsigned long long)t->tcpi_rwnd_limited,
+                      (unsigned long long)t->tcpi_sndbuf_limited);
+    }
+    client_result *res = g_probe.res;
+    if (res && res->probe && res->answered < MAX_FRAMES && !res->probe[res->answered]) res->probe[res->answered] = strdup(out);
+}
 
 /* The page's way of pulling: a request every 1/fps s while none is in flight, until the run's
  * statistics say it is done (or the connection ends). */
@@ -187,6 +228,9 @@ static bool pull(uint32_t port, uint32_t fps, uint32_t w, uint32_t h, int qualit
     res->lat = malloc(cap * sizeof *res->lat);
     for (int k = 0; k < ST_COUNT; k++) res->stage[k] = malloc(cap * sizeof(double));
     res->bytes = malloc(cap * sizeof *res->bytes);
+    res->probe = calloc(cap, sizeof *res->probe);
+    g_probe.port = port;
+    g_probe.res = res;
     double interval = 1.0 / fps, next = now_s(), sent_at = 0;
     uint32_t inflight = 0, id = 0;
     bool done = false;
@@ -238,6 +282,7 @@ static bool pull(uint32_t port, uint32_t fps, uint32_t w, uint32_t h, int qualit
         res->render_ms_sum += le32(d + 4 * SPLAT_VIEW_HEAD_RENDER_US) / 1e3;
         inflight = 0;
     }
+    g_probe.res = NULL;
     t_ws_close(&ws);
     return true;
 }
@@ -349,6 +394,9 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--out") == 0) out = v, i++;
         else if (strcmp(a, "--splatc") == 0) splatc = v, i++;
         else if (strcmp(a, "--frames") == 0) frames = (uint32_t)atoi(v), i++;
+        else if (strcmp(a, "--rcvbuf") == 0) t_ws_tune.rcvbuf = atoi(v), i++;
+        else if (strcmp(a, "--quickack") == 0) t_ws_tune.quickack = true;
+        else if (strcmp(a, "--probe-ms") == 0) t_ws_tune.stall_s = atof(v) * 1e-3, t_ws_tune.on_stall = probe, i++;
         else if (a[0] != '-' && !data) data = a;
         else return fprintf(stderr, "bench_viewer: unknown option %s\n", a), 2;
     }
@@ -356,7 +404,8 @@ int main(int argc, char **argv)
         return bench_encode(data, W, H, quality, frames);
     if (encode || !data || !fps || !W || !H || !repeat || quality < 1 || quality > 100) {
         fprintf(stderr, "usage: bench_viewer DATA [--steps N] [--images-factor N] [--fps 30] [--width 1280 --height 720] "
-                        "[--quality 90] [--repeat N] [--out DIR] [--splatc PATH] [-- train options]\n"
+                        "[--quality 90] [--repeat N] [--out DIR] [--splatc PATH]\n"
+                        "                          [--rcvbuf BYTES] [--quickack] [--probe-ms MS] [-- train options]\n"
                         "       bench_viewer --encode [IMAGE] [--width 1280 --height 720] [--quality 90] [--frames 200]\n");
         return 2;
     }
@@ -460,11 +509,16 @@ int main(int argc, char **argv)
                        st[ST_WAKE][i], st[ST_FIRST][i], st[ST_REST][i], c->bytes[i] / 1024);
             }
         }
+        /* the probe fires on late frames and on some that still made it */
+        for (uint32_t i = 0; i < n; i++)
+            if (c->probe[i]) printf("run %u, frame %u (latency %.1f ms), probe %s\n", r, i, c->stage[ST_LATENCY][i], c->probe[i]);
     }
     for (uint32_t r = 0; r < repeat && r < 8; r++) {
         free(cl[r].lat);
         for (int st = 0; st < ST_COUNT; st++) free(cl[r].stage[st]);
         free(cl[r].bytes);
+        for (uint32_t i = 0; cl[r].probe && i < MAX_FRAMES; i++) free(cl[r].probe[i]);
+        free(cl[r].probe);
     }
     printf("\npoint_cloud.ply with and without the viewer: %s\n", same ? "identical" : "DIFFERENT");
     return same ? 0 : 1;

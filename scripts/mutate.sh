@@ -145,6 +145,9 @@ mut jpeg_arith_eoi_unchecked src/io/image.c io_image \
 mut view_back_never_grown src/view/frames.c view_train_tap \
     '    if (st == SPLAT_OK && idle && v->back.capacity < soon) {' \
     '    if (st == SPLAT_OK && idle && v->back.capacity < soon && false) {'
+mut view_paced src/view/server.c view_ws_unpaced \
+    '    unpaced(v, wsi);' \
+    '    (void)unpaced;'
 mut colmap_rotation_transposed src/io/colmap.c io_ \
     'for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];' \
     'for (int k = 0; k < 9; k++) c->R[k] = (float)R[(k % 3) * 3 + k / 3];'

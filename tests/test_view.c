@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <linux/tcp.h> /* the kernel's struct tcp_info, as t_tcp_sockets fills it */
 #include <unistd.h>
 
 #include "view/view.h"
@@ -543,6 +544,39 @@ SPLAT_TEST(view_ws_rate_cap)
         while (t_ws_recv(&w, 0.02, &d, &n, &op) == 1) frames += op == T_WS_BINARY;
     }
     T_CHECK(frames >= 3 && frames <= 2.5 * 4 / 0.9 + 2, "%u frames in 2.5 s with a cap of 4 a second", frames);
+done:
+    t_ws_close(&w);
+    vfix_free(&f);
+}
+
+/* A client's connection leaves the server through a congestion control that does not pace (Cubic
+ * or Reno): under BBR, a host default, frames' tails waited 40-60 ms for the client's delayed
+ * ACK (server.c, unpaced()). Read from the kernel's own view of the server's socket. */
+SPLAT_TEST(view_ws_unpaced)
+{
+    vfix f;
+    if (!vfix_init(&f, 30, false)) goto done;
+    t_ws w = {.fd = -1};
+    if (!connect_ws(&w, &f)) goto done;
+    const uint8_t *d;
+    size_t n;
+    int op;
+    T_CHECK(t_ws_recv(&w, 10, &d, &n, &op) == 1 && op == T_WS_TEXT, "no hello"); /* the session is open */
+    struct tcp_info info[4];
+    bool server[4];
+    char cc[4][16];
+    int k = t_tcp_sockets(splat_viewer_port(f.v), info, server, cc, 4), found = 0;
+    char system_cc[32] = "?";
+    FILE *sys = fopen("/proc/sys/net/ipv4/tcp_congestion_control", "r");
+    if (sys && fgets(system_cc, sizeof system_cc, sys)) system_cc[strcspn(system_cc, "\n")] = '\0';
+    if (sys) fclose(sys);
+    for (int i = 0; i < k; i++) {
+        if (!server[i]) continue;
+        found++;
+        T_CHECK(strcmp(cc[i], "cubic") == 0 || strcmp(cc[i], "reno") == 0,
+                "the server's socket to a client uses '%s' (the system's default: %s)", cc[i], system_cc);
+    }
+    T_CHECK(found == 1, "%d server sockets on the viewer's port, not 1", found);
 done:
     t_ws_close(&w);
     vfix_free(&f);

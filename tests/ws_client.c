@@ -3,8 +3,12 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/tcp.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,10 +35,13 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+t_ws_tuning t_ws_tune;
+
 static int dial(uint32_t port)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) return -1;
+    if (t_ws_tune.rcvbuf) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &t_ws_tune.rcvbuf, sizeof t_ws_tune.rcvbuf);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
@@ -75,6 +82,10 @@ static long fill(t_ws *w, double timeout_s)
     }
     ssize_t k = recv(w->fd, w->buf + w->len, w->cap - w->len, 0);
     if (k <= 0) return -1;
+    if (t_ws_tune.quickack) {
+        int one = 1;
+        setsockopt(w->fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
+    }
     w->len += (size_t)k;
     return k;
 }
@@ -183,7 +194,8 @@ static bool take_frame(t_ws *w, bool *fin, int *opcode, const uint8_t **payload,
 
 int t_ws_recv(t_ws *w, double timeout_s, const uint8_t **data, size_t *len, int *opcode)
 {
-    double end = now_s() + timeout_s;
+    double end = now_s() + timeout_s, last_bytes = now_s();
+    bool probed = false;
     w->msg_len = 0;
     for (;;) {
         bool fin;
@@ -217,10 +229,18 @@ int t_ws_recv(t_ws *w, double timeout_s, const uint8_t **data, size_t *len, int 
                 return 1;
             }
         }
-        double left = end - now_s();
+        double t = now_s(), left = end - t;
         if (left <= 0) return 0;
-        long k = fill(w, left);
+        bool mid = w->msg_len || w->len; /* a message begun */
+        if (!mid) last_bytes = t;
+        bool watch = mid && t_ws_tune.on_stall && !probed;
+        long k = fill(w, watch && left > 0.002 ? 0.002 : left);
         if (k < 0) return -1;
+        if (k > 0) last_bytes = now_s();
+        else if (watch && now_s() - last_bytes >= t_ws_tune.stall_s) {
+            t_ws_tune.on_stall(w, now_s() - last_bytes);
+            probed = true;
+        }
     }
 }
 
@@ -231,6 +251,50 @@ long t_ws_read_some(t_ws *w, size_t n, double timeout_s)
     if (poll(&p, 1, (int)(timeout_s * 1000)) <= 0) return 0;
     ssize_t k = recv(w->fd, tmp, n < sizeof tmp ? n : sizeof tmp, 0);
     return k <= 0 ? -1 : (long)k;
+}
+
+int t_tcp_sockets(uint32_t port, void *info_, bool *is_server, char (*cc)[16], int max)
+{
+    struct tcp_info *info = info_;
+    int fd = socket(AF_NETLINK, SOCK_DGRAM, NETLINK_SOCK_DIAG);
+    if (fd < 0) return 0;
+    struct {
+        struct nlmsghdr nh;
+        struct inet_diag_req_v2 r;
+    } req = {
+        .nh = {.nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+        .r = {.sdiag_family = AF_INET, .sdiag_protocol = IPPROTO_TCP,
+              .idiag_ext = 1 << (INET_DIAG_INFO - 1) | 1 << (INET_DIAG_CONG - 1), .idiag_states = 1 << 1 /* established */},
+    };
+    int n = 0;
+    if (send(fd, &req, sizeof req, 0) == (ssize_t)sizeof req) {
+        static char buf[1 << 16];
+        bool done = false;
+        while (!done) {
+            ssize_t len = recv(fd, buf, sizeof buf, 0);
+            if (len <= 0) break;
+            for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+                if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+                    done = true;
+                    break;
+                }
+                struct inet_diag_msg *m = NLMSG_DATA(h);
+                uint32_t sp = ntohs(m->id.idiag_sport), dp = ntohs(m->id.idiag_dport);
+                if ((sp != port && dp != port) || n >= max) continue;
+                memset(&info[n], 0, sizeof info[n]);
+                if (cc) cc[n][0] = '\0';
+                int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
+                for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
+                    size_t pl = RTA_PAYLOAD(a);
+                    if (a->rta_type == INET_DIAG_INFO) memcpy(&info[n], RTA_DATA(a), pl < sizeof info[n] ? pl : sizeof info[n]);
+                    if (a->rta_type == INET_DIAG_CONG && cc) snprintf(cc[n], sizeof cc[n], "%.*s", (int)pl, (const char *)RTA_DATA(a));
+                }
+                is_server[n++] = sp == port;
+            }
+        }
+    }
+    close(fd);
+    return n;
 }
 
 void t_ws_close(t_ws *w)

@@ -18,6 +18,16 @@ typedef struct t_ws {
     double msg_t0;           /* CLOCK_MONOTONIC seconds when the message's first fragment was whole here */
 } t_ws;
 
+/* Socket options and a probe, for the benchmark's experiments (zero: the defaults, no probe). The
+ * probe runs once per message, when the rest of a message has kept the reader waiting `stall_s`. */
+typedef struct t_ws_tuning {
+    int rcvbuf;              /* SO_RCVBUF before connecting, bytes */
+    bool quickack;           /* TCP_QUICKACK again after every read (the kernel clears it) */
+    double stall_s;
+    void (*on_stall)(t_ws *w, double waited_s);
+} t_ws_tuning;
+extern t_ws_tuning t_ws_tune;
+
 enum { T_WS_TEXT = 1, T_WS_BINARY = 2, T_WS_CLOSE = 8 };
 
 /* Connects to 127.0.0.1:port and upgrades GET `path` (subprotocol "splatc"); `headers` (may be
@@ -36,6 +46,12 @@ int t_ws_recv(t_ws *w, double timeout_s, const uint8_t **data, size_t *len, int 
 long t_ws_read_some(t_ws *w, size_t n, double timeout_s);
 /* Closes the socket at once (no close handshake: a client that vanishes). */
 void t_ws_close(t_ws *w);
+
+/* The established TCP sockets with `port` at one end, as the kernel reports them (sock_diag, what
+ * `ss -ti` prints): their tcp_info (struct tcp_info of <linux/tcp.h>, passed as void *), whether
+ * each is the listening side's, and its congestion control (cc[i], may be NULL). At most `max`;
+ * the count found. */
+int t_tcp_sockets(uint32_t port, void *info, bool *is_server, char (*cc)[16], int max);
 
 /* An HTTP request on a fresh connection: the status code, and the body in *body (malloc'd, may be
  * NULL) of *body_len bytes. `request` is the whole request text. -1 on a connection failure. */

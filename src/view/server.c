@@ -14,7 +14,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -138,6 +140,22 @@ static int http_more(struct lws *wsi, conn *c)
 
 /* ------------------------------------------------------------------ WebSocket sessions */
 
+/* A client's frames leave through a congestion control that does not pace. Under BBR (the system
+ * default on some hosts, the H100 and H200 machines among them) a frame's last ~16 KiB sat unsent
+ * for 40-60 ms with the window open and nothing in flight, until the client's delayed ACK came:
+ * BBR paces app-limited bursts at a rate measured from those ACKs. That was every frame over 50 ms
+ * in the benchmark (docs/PERFORMANCE.md, "The late frames, leg by leg"). A server cannot ask a
+ * browser to ACK at once; it can choose its own side. Cubic, else Reno (built into every kernel
+ * and always allowed). */
+static void unpaced(splat_viewer *v, struct lws *wsi)
+{
+    int fd = lws_get_socket_fd(wsi);
+    static const char *const choices[] = {"cubic", "reno"};
+    for (size_t i = 0; fd >= 0 && i < sizeof choices / sizeof *choices; i++)
+        if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, choices[i], (socklen_t)strlen(choices[i])) == 0) return;
+    if (fd >= 0) splat__view_log(v, "cannot choose a TCP congestion control for a client (%s): frames may arrive late", strerror(errno));
+}
+
 static int ws_open(splat_viewer *v, struct lws *wsi, conn *c)
 {
     splat_view_session *s = splat__calloc(1, sizeof *s);
@@ -150,6 +168,7 @@ static int ws_open(splat_viewer *v, struct lws *wsi, conn *c)
         return -1;
     }
     s->wsi = wsi;
+    unpaced(v, wsi);
     pthread_mutex_lock(&v->lock);
     bool full = v->n_sessions >= SPLAT_VIEW_MAX_CLIENTS;
     if (!full) {
