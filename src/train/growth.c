@@ -36,7 +36,8 @@ uint32_t splat__strategy_memory_fit(const splat_strategy_ctx *ctx, const uint32_
     uint64_t total, avail = splat__gpu_mem_available(ctx->gpu, &total);
     if (avail == UINT64_MAX) return UINT32_MAX;
     const splat_model *m = ctx->model;
-    const splat_render_bufs *rb = ctx->rb;
+    static const splat_render_bufs none;
+    const splat_render_bufs *rb = ctx->rb ? ctx->rb : &none;
     grow_cost c = {.avail = avail > total / 32 ? avail - total / 32 : 0, .count = count, .n = SPLAT_MIN(n_passes, 2 * (size_t)SPLAT_GROUP_COUNT),
                    .rb_cap = rb->capacity};
     uint64_t grad_row = 0;

@@ -184,7 +184,9 @@ splat_status splat__train_drain(splat_trainer *t, splat_error *err)
 
 /* Reports progress every progress_ms: only once an iteration has retired (its loss is real), the
  * last step of a run only once (the forced report after the ring drained), and the rate over
- * every run of this trainer so far (not restarted by each call), 0 until it is a second old. */
+ * every run of this trainer so far (not restarted by each call), 0 until it is a second old
+ * (the first steps' rate says little), except at the end of a run: a run shorter than a second
+ * (80 steps on an H100) still ends with its rate. */
 static void maybe_progress(splat_trainer *t, uint32_t until, bool force)
 {
     if (!t->desc.progress) return;
@@ -201,7 +203,7 @@ static void maybe_progress(splat_trainer *t, uint32_t until, bool force)
     t->prog.split = t->model.split, t->prog.pruned = t->model.pruned;
     double dt = t->time_in_runs + (now - t->run_start);
     uint32_t done = t->step - t->first_step;
-    t->prog.iters_per_sec = dt >= 1.0 ? done / dt : 0;
+    t->prog.iters_per_sec = dt >= 1.0 || (force && dt > 0) ? done / dt : 0;
     t->prog.eta_sec = t->prog.iters_per_sec > 0 ? (t->steps - t->step) / t->prog.iters_per_sec : 0;
     t->desc.progress(t->desc.progress_user, &t->prog);
 }

@@ -30,7 +30,8 @@ typedef struct splat_strategy_ctx {
     splat_stream *stream;
     const splat_sorter *sorter;      /* the renderer's scan, for compactions */
     splat_model *model;              /* params and moments may be replaced, count changed */
-    splat_render_bufs *rb;           /* stats: what the backward accumulated since the last run */
+    splat_render_bufs *rb;           /* stats: what the backward accumulated since the last run (the
+                                        default strategy's; MCMC reads none and may run with NULL) */
     const splat_train_desc *desc;    /* resolved: the schedule, the seed */
     double scene_scale;
     double world_unit;               /* gsplat's world unit in this world's units (train.h) */
