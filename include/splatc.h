@@ -226,7 +226,8 @@ typedef struct splat_train_progress {
     float loss;                      /* of the latest retired iteration */
     float psnr;                      /* of that iteration's training view */
     uint32_t n_gaussians;
-    double iters_per_sec;            /* over the run so far */
+    double iters_per_sec;            /* over the trainer's runs so far; 0 until they are a second
+                                        old, except in the report that ends a run */
     double eta_sec;
     uint64_t isect_padded;           /* diagnostics: tile-list entries the two tile tests disagreed on (expected 0) */
     /* Where the device's free memory stopped the model growing (the strategy grows no further than
