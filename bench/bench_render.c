@@ -4,7 +4,9 @@
  *
  * The scene is uploaded once; every camera of the file is rendered R times through
  * splat__render_image, the path splat_render takes for each camera (with the buffers and render
- * options splat_render gives it). Prints ms per image (mean, p50) and per stage.
+ * options splat_render gives it). Prints ms per image (mean, p50) and per stage, then how long the
+ * tiles' runs of entries are over every camera (a stage with a workgroup per tile waits for its
+ * longest run).
  *
  * Usage: bench_render SCENE CAMERAS [--reps R] [--width W --height H] [--sh-half] [--antialiased]
  *                     [--path fwd|train] [--device N]
@@ -18,6 +20,11 @@
 #include <stdlib.h>
 
 #include "api/api.h"
+
+/* A tile's run [start, end) of sorted entries, as the ranges buffer holds it. */
+typedef struct tile_run {
+    uint32_t start, end;
+} tile_run;
 
 static void die(const char *what, const splat_error *err)
 {
@@ -197,6 +204,33 @@ int main(int argc, char **argv)
     mean_p50(isect, n, &mean, &p50);
     printf("| tile intersections | %.0f | %.0f |\n", mean, p50);
 
+    /* How long the tiles' runs of entries are (a per-tile stage is as slow as its longest run):
+     * every camera once more, untimed, its ranges read back. */
+    uint32_t hist[6] = {0}; /* runs of 1-64, -256, -1024, -2048, -8192, more entries */
+    uint64_t in_hist[6] = {0}, longest = 0, runs = 0, entries = 0;
+    const uint32_t bound[5] = {64, 256, 1024, 2048, 8192};
+    tile_run *ranges = malloc(sizeof *ranges * (size_t)rb.max_tiles_x * rb.max_tiles_y);
+    for (uint32_t k = 0; ranges && k < n_cams; k++) {
+        if (splat__render_image(&s, &r, &sg, &rb, &cams[k], &rd, &err) != SPLAT_OK) die("render", &err);
+        uint32_t tiles = ((cams[k].width + SPLAT_TILE - 1) / SPLAT_TILE) * ((cams[k].height + SPLAT_TILE - 1) / SPLAT_TILE);
+        if (splat__buf_download(g, &rb.ranges, 0, ranges, sizeof *ranges * tiles, &err) != SPLAT_OK) die("ranges", &err);
+        for (uint32_t t = 0; t < tiles; t++) {
+            uint32_t len = ranges[t].end - ranges[t].start;
+            if (!len) continue;
+            uint32_t b = 0;
+            while (b < 5 && len > bound[b]) b++;
+            hist[b]++, in_hist[b] += len, runs++, entries += len;
+            if (len > longest) longest = len;
+        }
+    }
+    if (runs) {
+        printf("\n| tile runs (every camera once) | runs | share of the entries |\n| --- | --- | --- |\n");
+        const char *label[6] = {"1-64", "65-256", "257-1,024", "1,025-2,048", "2,049-8,192", "over 8,192"};
+        for (uint32_t b = 0; b < 6; b++)
+            printf("| %s entries | %u | %.1f %% |\n", label[b], hist[b], 100.0 * (double)in_hist[b] / (double)entries);
+        printf("| mean / longest | %.0f | %llu |\n", (double)entries / (double)runs, (unsigned long long)longest);
+    }
+    free(ranges);
     free(wall), free(gpu), free(stage), free(isect);
     splat__render_bufs_free(g, &rb);
     splat__scene_gpu_free(g, &sg);
