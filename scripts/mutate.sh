@@ -145,9 +145,15 @@ mut jpeg_arith_eoi_unchecked src/io/image.c io_image \
 mut view_back_never_grown src/view/frames.c view_train_tap \
     '    if (st == SPLAT_OK && idle && v->back.capacity < soon) {' \
     '    if (st == SPLAT_OK && idle && v->back.capacity < soon && false) {'
+mut progress_end_rate_zero src/train/ring.c train_progress_reports \
+    '    t->prog.iters_per_sec = dt >= 1.0 || (force && dt > 0) ? done / dt : 0;' \
+    '    t->prog.iters_per_sec = dt >= 1.0 ? done / dt : 0;'
 mut view_paced src/view/server.c view_ws_unpaced \
     '    unpaced(v, wsi);' \
     '    (void)unpaced;'
+mut memory_fit_needs_rb src/train/growth.c train_mcmc_refine_vs_ref \
+    '    const splat_render_bufs *rb = ctx->rb ? ctx->rb : &none;' \
+    '    const splat_render_bufs *rb = ctx->rb; (void)none;'
 mut colmap_rotation_transposed src/io/colmap.c io_ \
     'for (int k = 0; k < 9; k++) c->R[k] = (float)R[k];' \
     'for (int k = 0; k < 9; k++) c->R[k] = (float)R[(k % 3) * 3 + k / 3];'

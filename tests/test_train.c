@@ -1007,6 +1007,24 @@ SPLAT_TEST(train_progress_reports)
     T_CHECK(ends[0] == 1 && ends[1] == 1, "the runs' last steps were reported %u and %u times", ends[0], ends[1]);
     T_CHECK(fabs(log->p[log->n - 1].iters_per_sec - rate) < 0.15 * rate, "the last report says %.1f it/s, the runs %.1f",
             log->p[log->n - 1].iters_per_sec, rate);
+    /* a run shorter than a second (80 steps on an H100; 3 here) still ends with its rate, not 0 */
+    splat_trainer_free(t);
+    t = NULL;
+    log->n = 0;
+    desc.steps = 3;
+    if (splat_trainer_init(&t, ctx, &desc, &err) != SPLAT_OK) {
+        splat_test_fail(__FILE__, __LINE__, "trainer:", "%s", err.msg);
+        goto done;
+    }
+    double s0 = splat__now();
+    T_OK(splat_trainer_run(t, 0, &err), &err);
+    double short_rate = 3.0 / (splat__now() - s0);
+    printf("  3 steps: %.1f it/s; last report %.1f it/s\n", short_rate, log->n ? log->p[log->n - 1].iters_per_sec : 0);
+    T_REQUIRE(log->n > 0, "no report");
+    T_CHECK(log->p[log->n - 1].step == 3 && log->p[log->n - 1].iters_per_sec > 0.5 * short_rate &&
+                log->p[log->n - 1].iters_per_sec < 2 * short_rate,
+            "a 3-step run's last report: step %u, %.1f it/s (the run: %.1f)", log->p[log->n - 1].step,
+            log->p[log->n - 1].iters_per_sec, short_rate);
 done:
     splat_trainer_free(t);
     free(log);

@@ -141,12 +141,12 @@ static int http_more(struct lws *wsi, conn *c)
 /* ------------------------------------------------------------------ WebSocket sessions */
 
 /* A client's frames leave through a congestion control that does not pace. Under BBR (the system
- * default on some hosts, the H100 and H200 machines among them) a frame's last ~16 KiB sat unsent
- * for 40-60 ms with the window open and nothing in flight, until the client's delayed ACK came:
- * BBR paces app-limited bursts at a rate measured from those ACKs. That was every frame over 50 ms
- * in the benchmark (docs/PERFORMANCE.md, "The late frames, leg by leg"). A server cannot ask a
- * browser to ACK at once; it can choose its own side. Cubic, else Reno (built into every kernel
- * and always allowed). */
+ * default on some hosts: the H200 machines measured, and this project's build machine) a frame's
+ * last ~16 KiB sat unsent for 40-60 ms with the window open and nothing in flight, until the
+ * client's delayed ACK came: BBR paces app-limited bursts at a rate measured from those ACKs.
+ * That was every frame over 50 ms late in the transfer (docs/PERFORMANCE.md, "The late frames:
+ * BBR's pacing"). A server cannot ask a browser to ACK at once; it can choose its own side.
+ * Cubic, else Reno (built into every kernel, and allowed to unprivileged programs by default). */
 static void unpaced(splat_viewer *v, struct lws *wsi)
 {
     int fd = lws_get_socket_fd(wsi);
