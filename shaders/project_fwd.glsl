@@ -20,10 +20,11 @@ layout(std430, binding = PROJECT_FWD_SCALES) readonly buffer Scales { float log_
 layout(std430, binding = PROJECT_FWD_QUATS) readonly buffer Quats { vec4 quats[]; };          // [N] (w,x,y,z)
 layout(std430, binding = PROJECT_FWD_OPACITIES) readonly buffer Opac { float opacities[]; };  // [N] logits
 #ifdef SPLAT_SH_HALF
-layout(std430, binding = PROJECT_FWD_SH) readonly buffer SH { uint sh_h[]; };  // [N,16,3] halves, two per uint
+layout(std430, binding = PROJECT_FWD_SH) readonly buffer SH { uvec4 sh_h4[]; };  // [N,16,3] halves, eight per uvec4
 #else
-layout(std430, binding = PROJECT_FWD_SH) readonly buffer SH { float sh[]; };  // [N,16,3]
+layout(std430, binding = PROJECT_FWD_SH) readonly buffer SH { vec4 sh4[]; };  // [N,16,3] floats, four per vec4
 #endif
+#define SPLAT_SH_ROWS
 #include "sh_access.glsl"
 layout(std430, binding = PROJECT_FWD_PROJ) writeonly buffer ProjBuf { vec4 proj[]; };          // [N,3] vec4
 layout(std430, binding = PROJECT_FWD_RADII) writeonly buffer Radii { vec2 radii[]; };          // [N] ellipse half-widths (0: culled)
@@ -54,8 +55,11 @@ void main()
     // left for another view to trip over (DRAWN_ONLY: the SH through the colour, below).
     uint n_coeffs = (frame.sh_degree + 1u) * (frame.sh_degree + 1u);
     bool sh_ok = true;
-    if (DRAWN_ONLY == 0u)
-        for (uint k = 0u; k < n_coeffs; k++) sh_ok = sh_ok && all_finite(vec4(sh_coeff(i, k), 0.0));
+    if (DRAWN_ONLY == 0u) {
+        vec4 row[SH_ROW_QUADS];
+        sh_row_load(i, n_coeffs, row);
+        sh_ok = sh_row_finite(row, n_coeffs);
+    }
     if (!all_finite(vec4(mu, o)) || !all_finite(vec4(ls, 0.0)) || !all_finite(q) || !sh_ok) {
         atomicOr(counters.nonfinite, 1u);
         cull(i);
@@ -103,8 +107,11 @@ void main()
     vec3 dir = normalize(mu - vec3(frame.campos[0], frame.campos[1], frame.campos[2]));
     float Y[16];
     sh_basis(dir, frame.sh_degree, Y);
+    vec4 row[SH_ROW_QUADS];
+    sh_row_load(i, n_coeffs, row);
     vec3 rgb = vec3(0.5);
-    for (uint k = 0u; k < n_coeffs; k++) rgb += Y[k] * sh_coeff(i, k);
+    [[unroll]] for (uint k = 0u; k < 16u; k++)
+        if (k < n_coeffs) rgb += Y[k] * sh_row_coeff(row, k);
     if (!all_finite(vec4(rgb, 0.0))) {
         atomicOr(counters.nonfinite, 1u);
         cull(i);
