@@ -31,8 +31,20 @@ mut alpha_clamp_bwd shaders/rasterize_bwd.comp raster_ \
     'if (geom.w * vis <= ALPHA_MAX) {' \
     'if (true) {'
 mut depth_key_zero shaders/isect_fwd.comp raster_ \
-    'uint depth_bits = floatBitsToUint(depth);' \
-    'uint depth_bits = 0u;'
+    'depth_bits = floatBitsToUint(p0.z);' \
+    'depth_bits = 0u;'
+mut isect_wide_transposed shaders/isect_fwd.comp raster_ \
+    'uint tx = uint(gtr.x) + t % gw, ty = uint(gtr.y) + t / gw;' \
+    'uint tx = uint(gtr.x) + t / gw, ty = uint(gtr.y) + t % gw;'
+mut isect_wide_last_dropped shaders/isect_fwd.comp raster_ \
+    'if (hit && at < gend) emit(at, gi, ty * frame.tiles_x + tx, gbits);' \
+    'if (hit && at + 1u < gend) emit(at, gi, ty * frame.tiles_x + tx, gbits);'
+mut sh_row_short shaders/sh_access.glsl raster_ \
+    'uint sh_row_quads(uint n) { return (3u * n + 3u) / 4u; }' \
+    'uint sh_row_quads(uint n) { return (3u * n) / 4u; }'
+mut sh_row_blue_green shaders/sh_access.glsl raster_ \
+    'return vec3(row[f >> 2u][f & 3u], row[(f + 1u) >> 2u][(f + 1u) & 3u], row[(f + 2u) >> 2u][(f + 2u) & 3u]);' \
+    'return vec3(row[f >> 2u][f & 3u], row[(f + 1u) >> 2u][(f + 1u) & 3u], row[(f + 1u) >> 2u][(f + 1u) & 3u]);'
 mut range_end_short shaders/ranges_fwd.comp api_ \
     'if (i + 1u == n || tile_of_isect[i + 1u] != tile) ranges[tile].y = i + 1u;' \
     'if (i + 1u == n || tile_of_isect[i + 1u] != tile) ranges[tile].y = i;'

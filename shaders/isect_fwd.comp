@@ -1,5 +1,5 @@
 #version 450
-// Intersection emission, one thread per Gaussian: one (tile, depth) key per touched tile, at
+// Intersection emission, one thread per Gaussian (a large one by its whole subgroup, below): one (tile, depth) key per touched tile, at
 // the Gaussian's offset from the scan. The sort carries the emission index along, so after it
 // every sorted entry knows both its Gaussian (gauss_of_emit) and its slot in the Gaussian's
 // contiguous run of entries, where the backward leaves that tile's partial gradient. Keys beyond the capacity are dropped; the setup stage
@@ -9,6 +9,8 @@
 // order (order_fwd), at offsets[j] from the scan of tiles_ordered, and writes only what the
 // forward reads: the tile id as the whole key (the depth order is already in the emission order,
 // which the stable tile sort keeps) and the Gaussian itself as the value.
+#extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
 #include "render_types.h"
 #include "render_common.glsl"
@@ -32,32 +34,78 @@ layout(constant_id = 0) const uint FWD_ONLY = 0u;
 
 layout(push_constant) uniform Push { splat_render_push pc; };
 
+// Candidate rectangles larger than this are walked by the whole subgroup together (below); a
+// thread walks a smaller one alone.
+const uint ALONE_MAX = 8u;
+
+void emit(uint pos, uint i, uint tile, uint depth_bits)
+{
+    keys_hi[pos] = tile;
+    if (FWD_ONLY != 0u) {
+        emit_of_isect[pos] = i;
+    } else {
+        keys_lo[pos] = depth_bits;
+        emit_of_isect[pos] = pos;
+        gauss_of_emit[pos] = i;
+    }
+}
+
 void main()
 {
     uint j = splat_global_id();
-    if (j >= frame.n_gaussians || tiles_touched[j] == 0u) return;
-    uint i = FWD_ONLY != 0u ? order[j] : j;
-    vec4 p0 = proj[3u * i], p1 = proj[3u * i + 1u];
-    vec2 mean2d = p0.xy;
-    float depth = p0.z;
-    vec3 conic = p1.xyz;
-    float tau = p1.w;
-    uint pos = offsets[j], end = min(pos + tiles_touched[j], pc.isect_capacity);
-    uint depth_bits = floatBitsToUint(depth);
-    ivec4 tr = candidate_tiles(mean2d, radii[i], frame.tiles_x, frame.tiles_y);
-    for (int ty = tr.y; ty <= tr.w && pos < end; ty++)
-        for (int tx = tr.x; tx <= tr.z && pos < end; tx++)
-            if (tile_touched(conic, mean2d, tau, uint(tx), uint(ty), frame.cam.width, frame.cam.height)) {
-                keys_hi[pos] = uint(ty) * frame.tiles_x + uint(tx);
-                if (FWD_ONLY != 0u) {
-                    emit_of_isect[pos] = i;
-                } else {
-                    keys_lo[pos] = depth_bits;
-                    emit_of_isect[pos] = pos;
-                    gauss_of_emit[pos] = i;
-                }
-                pos++;
-            }
+    bool live = j < frame.n_gaussians && tiles_touched[j] != 0u;
+    uint i = 0u, pos = 0u, end = 0u, depth_bits = 0u, area = 0u;
+    vec2 mean2d = vec2(0.0);
+    vec3 conic = vec3(0.0);
+    float tau = 0.0;
+    ivec4 tr = ivec4(0);
+    if (live) {
+        i = FWD_ONLY != 0u ? order[j] : j;
+        vec4 p0 = proj[3u * i], p1 = proj[3u * i + 1u];
+        mean2d = p0.xy;
+        depth_bits = floatBitsToUint(p0.z);
+        conic = p1.xyz;
+        tau = p1.w;
+        pos = offsets[j];
+        end = min(pos + tiles_touched[j], pc.isect_capacity);
+        tr = candidate_tiles(mean2d, radii[i], frame.tiles_x, frame.tiles_y);
+        if (tr.z >= tr.x && tr.w >= tr.y) area = uint(tr.z - tr.x + 1) * uint(tr.w - tr.y + 1);
+    }
+    if (area <= ALONE_MAX) {
+        for (int ty = tr.y; ty <= tr.w && pos < end; ty++)
+            for (int tx = tr.x; tx <= tr.z && pos < end; tx++)
+                if (tile_touched(conic, mean2d, tau, uint(tx), uint(ty), frame.cam.width, frame.cam.height))
+                    emit(pos++, i, uint(ty) * frame.tiles_x + uint(tx), depth_bits);
+    }
+    // A large rectangle, walked alone, would keep its subgroup waiting for one thread storing an
+    // entry per step. Instead the subgroup tests a subgroup's worth of its tiles at a time, in
+    // the same row-major order, and a ballot gives each touched tile the position the loop above
+    // would have: the same entries, with consecutive stores from consecutive threads.
+    uint lane = gl_SubgroupInvocationID;
+    uvec4 wide = subgroupBallot(area > ALONE_MAX);
+    while (wide != uvec4(0u)) {
+        uint leader = subgroupBallotFindLSB(wide);
+        wide[leader >> 5u] &= ~(1u << (leader & 31u));
+        uint gi = subgroupShuffle(i, leader), gbits = subgroupShuffle(depth_bits, leader);
+        uint gpos = subgroupShuffle(pos, leader), gend = subgroupShuffle(end, leader);
+        uint garea = subgroupShuffle(area, leader);
+        vec2 gmean = subgroupShuffle(mean2d, leader);
+        vec3 gconic = subgroupShuffle(conic, leader);
+        float gtau = subgroupShuffle(tau, leader);
+        ivec4 gtr = subgroupShuffle(tr, leader);
+        uint gw = uint(gtr.z - gtr.x + 1);
+        for (uint t0 = 0u; t0 < garea && gpos < gend; t0 += gl_SubgroupSize) {
+            uint t = t0 + lane;
+            uint tx = uint(gtr.x) + t % gw, ty = uint(gtr.y) + t / gw;
+            bool hit = t < garea && tile_touched(gconic, gmean, gtau, tx, ty, frame.cam.width, frame.cam.height);
+            uvec4 hits = subgroupBallot(hit);
+            uint at = gpos + subgroupBallotExclusiveBitCount(hits);
+            if (hit && at < gend) emit(at, gi, ty * frame.tiles_x + tx, gbits);
+            gpos += subgroupBallotBitCount(hits);
+        }
+        if (lane == leader) pos = min(gpos, gend);
+    }
+    if (!live) return;
     // project_fwd counted with the same stored values and the same (precise) arithmetic, so
     // this should never happen; if a compiler ever rounds differently, the leftover slots
     // become sentinels past every tile with zero gradient, never stale memory.
