@@ -33,6 +33,12 @@ mut alpha_clamp_bwd shaders/rasterize_bwd.comp raster_ \
 mut depth_key_zero shaders/isect_fwd.comp raster_ \
     'depth_bits = floatBitsToUint(p0.z);' \
     'depth_bits = 0u;'
+mut project_wide_last_uncounted shaders/project_fwd.glsl raster_ \
+    'bool hit = t < garea && tile_touched(gconic, gmean, gtau, uint(gtr.x) + t % gw, uint(gtr.y) + t / gw,' \
+    'bool hit = t + 1u < garea && tile_touched(gconic, gmean, gtau, uint(gtr.x) + t % gw, uint(gtr.y) + t / gw,'
+mut project_alone_boundary shaders/project_fwd.glsl raster_ \
+    '    if (area <= ALONE_MAX)' \
+    '    if (area < ALONE_MAX)'
 mut isect_wide_transposed shaders/isect_fwd.comp raster_ \
     'uint tx = uint(gtr.x) + t % gw, ty = uint(gtr.y) + t / gw;' \
     'uint tx = uint(gtr.x) + t / gw, ty = uint(gtr.y) + t % gw;'

@@ -1,9 +1,11 @@
-// Forward preprocess, one thread per Gaussian (docs/RASTER.md section 1): culling, EWA
-// projection, conic, opacity (compensated for the low-pass in antialiased mode), opacity-aware
-// extent, exact tile count, SH colour, depth. The tile count is computed from the stored outputs
-// (conic, mean2d, tau, radii) exactly as isect_fwd recomputes it, so the two always agree.
+// Forward preprocess, one thread per Gaussian (docs/RASTER.md section 1; a large one's tile
+// count by its whole subgroup): culling, EWA projection, conic, opacity (compensated for the
+// low-pass in antialiased mode), opacity-aware extent, exact tile count, SH colour, depth. The
+// tile count is computed from the stored outputs (conic, mean2d, tau, radii) exactly as
+// isect_fwd recomputes it, so the two always agree.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
 #include "render_types.h"
 #include "render_common.glsl"
@@ -41,66 +43,107 @@ void cull(uint i)
     proj[3u * i + 2u] = vec4(0.0);
 }
 
+// Candidate rectangles larger than this are counted by the whole subgroup together (as in
+// isect_fwd); a thread counts a smaller one alone.
+const uint ALONE_MAX = 8u;
+
 void main()
 {
     uint i = splat_global_id();
-    if (i >= frame.n_gaussians) return;
     splat_gpu_camera cam = frame.cam;
-
-    vec3 mu = vec3(means[3u * i], means[3u * i + 1u], means[3u * i + 2u]);
-    vec3 ls = vec3(log_scales[3u * i], log_scales[3u * i + 1u], log_scales[3u * i + 2u]);
-    vec4 q = quats[i];
-    float o = opacities[i];
-    // Every input is checked, seen by this camera or not: bad parameters are reported, never
-    // left for another view to trip over (DRAWN_ONLY: the SH through the colour, below).
     uint n_coeffs = (frame.sh_degree + 1u) * (frame.sh_degree + 1u);
-    bool sh_ok = true;
-    if (DRAWN_ONLY == 0u) {
-        vec4 row[SH_ROW_QUADS];
-        sh_row_load(i, n_coeffs, row);
-        sh_ok = sh_row_finite(row, n_coeffs);
-    }
-    if (!all_finite(vec4(mu, o)) || !all_finite(vec4(ls, 0.0)) || !all_finite(q) || !sh_ok) {
-        atomicOr(counters.nonfinite, 1u);
-        cull(i);
-        return;
-    }
-    mat3 R = cam_rotation(cam);
-    vec3 p = R * mu + cam_translation(cam);
-    float n2 = dot(q, q);
-    if (!(p.z > float(SPLAT_NEAR)) || n2 == 0.0) {
-        cull(i);
-        return;
-    }
-    mat3 Rq = quat_to_rot(q * inversesqrt(n2));
-    mat3 M = Rq * mat3(exp(ls.x), 0.0, 0.0, 0.0, exp(ls.y), 0.0, 0.0, 0.0, exp(ls.z));
-    Proj2 pr = project_point(p, cam);
-    // cov2d = (J R M)(J R M)^T: one 2x3 product, symmetric by construction.
-    mat3x2 T = pr.J * R * M;
-    float a, b, c, det, det0;
-    blurred_cov2d(T, a, b, c, det, det0);
-    float alpha = sigmoid(o);
-    // antialiased: det0 / det, kept in the record for the backward (0 in classic mode)
-    float ratio = 0.0;
-    if (frame.antialiased != 0u) {
-        ratio = det0 / det;
-        alpha *= aa_compensation(ratio);
-    }
-    if (!(det > 0.0) || !(alpha >= ALPHA_MIN)) {
-        cull(i);
-        return;
-    }
-    vec3 conic = vec3(c, -b, a) / det;
-    float tau = min(log(alpha / ALPHA_MIN), 0.5 * float(SPLAT_SIGMA_CAP * SPLAT_SIGMA_CAP));
-    vec2 radius = vec2(sqrt(2.0 * tau * a), sqrt(2.0 * tau * c));
-    ivec4 tr = candidate_tiles(pr.mean2d, radius, frame.tiles_x, frame.tiles_y);
+
+    // Up to the tile count, a culled Gaussian leaves `live` false; every thread stays for the
+    // subgroup's count below.
+    bool live = false;
+    vec3 mu = vec3(0.0), p = vec3(0.0), conic = vec3(0.0);
+    vec2 mean2d = vec2(0.0), radius = vec2(0.0);
+    float a = 0.0, c = 0.0, alpha = 0.0, ratio = 0.0, tau = 0.0;
+    ivec4 tr = ivec4(0);
+    uint area = 0u;
+    do {
+        if (i >= frame.n_gaussians) break;
+        mu = vec3(means[3u * i], means[3u * i + 1u], means[3u * i + 2u]);
+        vec3 ls = vec3(log_scales[3u * i], log_scales[3u * i + 1u], log_scales[3u * i + 2u]);
+        vec4 q = quats[i];
+        float o = opacities[i];
+        // Every input is checked, seen by this camera or not: bad parameters are reported, never
+        // left for another view to trip over (DRAWN_ONLY: the SH through the colour, below).
+        bool sh_ok = true;
+        if (DRAWN_ONLY == 0u) {
+            vec4 row[SH_ROW_QUADS];
+            sh_row_load(i, n_coeffs, row);
+            sh_ok = sh_row_finite(row, n_coeffs);
+        }
+        if (!all_finite(vec4(mu, o)) || !all_finite(vec4(ls, 0.0)) || !all_finite(q) || !sh_ok) {
+            atomicOr(counters.nonfinite, 1u);
+            cull(i);
+            break;
+        }
+        mat3 R = cam_rotation(cam);
+        p = R * mu + cam_translation(cam);
+        float n2 = dot(q, q);
+        if (!(p.z > float(SPLAT_NEAR)) || n2 == 0.0) {
+            cull(i);
+            break;
+        }
+        mat3 Rq = quat_to_rot(q * inversesqrt(n2));
+        mat3 M = Rq * mat3(exp(ls.x), 0.0, 0.0, 0.0, exp(ls.y), 0.0, 0.0, 0.0, exp(ls.z));
+        Proj2 pr = project_point(p, cam);
+        mean2d = pr.mean2d;
+        // cov2d = (J R M)(J R M)^T: one 2x3 product, symmetric by construction.
+        mat3x2 T = pr.J * R * M;
+        float b, det, det0;
+        blurred_cov2d(T, a, b, c, det, det0);
+        alpha = sigmoid(o);
+        // antialiased: det0 / det, kept in the record for the backward (0 in classic mode)
+        if (frame.antialiased != 0u) {
+            ratio = det0 / det;
+            alpha *= aa_compensation(ratio);
+        }
+        if (!(det > 0.0) || !(alpha >= ALPHA_MIN)) {
+            cull(i);
+            break;
+        }
+        conic = vec3(c, -b, a) / det;
+        tau = min(log(alpha / ALPHA_MIN), 0.5 * float(SPLAT_SIGMA_CAP * SPLAT_SIGMA_CAP));
+        radius = vec2(sqrt(2.0 * tau * a), sqrt(2.0 * tau * c));
+        tr = candidate_tiles(mean2d, radius, frame.tiles_x, frame.tiles_y);
+        if (tr.z >= tr.x && tr.w >= tr.y) area = uint(tr.z - tr.x + 1) * uint(tr.w - tr.y + 1);
+        live = true;
+    } while (false);
+
     uint count = 0u;
-    for (int ty = tr.y; ty <= tr.w; ty++)
-        for (int tx = tr.x; tx <= tr.z; tx++)
-            count += tile_touched(conic, pr.mean2d, tau, uint(tx), uint(ty), cam.width, cam.height) ? 1u : 0u;
+    if (area <= ALONE_MAX)
+        for (int ty = tr.y; ty <= tr.w; ty++)
+            for (int tx = tr.x; tx <= tr.z; tx++)
+                count += tile_touched(conic, mean2d, tau, uint(tx), uint(ty), cam.width, cam.height) ? 1u : 0u;
+    // A large rectangle would keep the subgroup waiting for one thread: the subgroup tests a
+    // subgroup's worth of its tiles at a time and counts them with a ballot.
+    uint lane = gl_SubgroupInvocationID;
+    uvec4 wide = subgroupBallot(area > ALONE_MAX);
+    while (wide != uvec4(0u)) {
+        uint leader = subgroupBallotFindLSB(wide);
+        wide[leader >> 5u] &= ~(1u << (leader & 31u));
+        uint garea = subgroupShuffle(area, leader);
+        vec2 gmean = subgroupShuffle(mean2d, leader);
+        vec3 gconic = subgroupShuffle(conic, leader);
+        float gtau = subgroupShuffle(tau, leader);
+        ivec4 gtr = subgroupShuffle(tr, leader);
+        uint gw = uint(gtr.z - gtr.x + 1), gcount = 0u;
+        for (uint t0 = 0u; t0 < garea; t0 += gl_SubgroupSize) {
+            uint t = t0 + lane;
+            bool hit = t < garea && tile_touched(gconic, gmean, gtau, uint(gtr.x) + t % gw, uint(gtr.y) + t / gw,
+                                                 cam.width, cam.height);
+            gcount += subgroupBallotBitCount(subgroupBallot(hit));
+        }
+        if (lane == leader) count = gcount;
+    }
+    if (!live) return;
+
     if (count == 0u) {
         cull(i);
-        if (frame.seen_box != 0u && gsplat_box_overlaps(pr.mean2d, a, c, alpha, cam.width, cam.height)) radii[i] = vec2(0.0, 1.0);
+        if (frame.seen_box != 0u && gsplat_box_overlaps(mean2d, a, c, alpha, cam.width, cam.height)) radii[i] = vec2(0.0, 1.0);
         return;
     }
 
@@ -120,7 +163,7 @@ void main()
     rgb = max(rgb, vec3(0.0));
 
     tiles_touched[i] = count;
-    proj[3u * i + 0u] = vec4(pr.mean2d, p.z, alpha);
+    proj[3u * i + 0u] = vec4(mean2d, p.z, alpha);
     proj[3u * i + 1u] = vec4(conic, tau);
     proj[3u * i + 2u] = vec4(rgb, ratio);
     radii[i] = radius;
