@@ -39,6 +39,9 @@ mut project_wide_last_uncounted shaders/project_fwd.glsl raster_ \
 mut project_alone_boundary shaders/project_fwd.glsl raster_ \
     '    if (area <= ALONE_MAX)' \
     '    if (area < ALONE_MAX)'
+mut sh_row_half_swapped shaders/sh_access.glsl api_render_sh_half \
+    'row[2u * j + 1u] = vec4(unpackHalf2x16(h.z), unpackHalf2x16(h.w));' \
+    'row[2u * j + 1u] = vec4(unpackHalf2x16(h.w), unpackHalf2x16(h.z));'
 mut isect_wide_transposed shaders/isect_fwd.comp raster_ \
     'uint tx = uint(gtr.x) + t % gw, ty = uint(gtr.y) + t / gw;' \
     'uint tx = uint(gtr.x) + t / gw, ty = uint(gtr.y) + t % gw;'

@@ -80,9 +80,8 @@ void main()
     // A large rectangle, walked alone, would keep its subgroup waiting for one thread storing an
     // entry per step. Instead the subgroup tests a subgroup's worth of its tiles at a time, in
     // the same row-major order, and a ballot gives each touched tile the position the loop above
-    // would have: the same entries, with consecutive stores from consecutive threads.
-    // The active lanes by rank: every lane of a full subgroup, and still every tile if the
-    // device leaves a subgroup part-filled.
+    // would have: the same entries, with consecutive stores from consecutive threads. A slice
+    // is one tile per lane present, by rank, so that a part-filled subgroup still covers all.
     uint lane = gl_SubgroupInvocationID;
     uvec4 present = subgroupBallot(true);
     uint rank = subgroupBallotExclusiveBitCount(present), lanes = subgroupBallotBitCount(present);

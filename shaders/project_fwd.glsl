@@ -119,9 +119,8 @@ void main()
             for (int tx = tr.x; tx <= tr.z; tx++)
                 count += tile_touched(conic, mean2d, tau, uint(tx), uint(ty), cam.width, cam.height) ? 1u : 0u;
     // A large rectangle would keep the subgroup waiting for one thread: the subgroup tests a
-    // subgroup's worth of its tiles at a time and counts them with a ballot.
-    // The active lanes by rank: every lane of a full subgroup, and still every tile if the
-    // device leaves a subgroup part-filled.
+    // slice of its tiles at a time, one per lane present (by rank, so that a part-filled
+    // subgroup still covers every tile), and counts them with a ballot.
     uint lane = gl_SubgroupInvocationID;
     uvec4 present = subgroupBallot(true);
     uint rank = subgroupBallotExclusiveBitCount(present), lanes = subgroupBallotBitCount(present);
