@@ -30,6 +30,8 @@ layout(std430, binding = ISECT_FWD_PARTIAL) writeonly buffer Partial { float par
 layout(std430, binding = ISECT_FWD_COUNTERS) buffer Count { splat_counters counters; };
 layout(std430, binding = ISECT_FWD_ORDER) readonly buffer Order { uint order[]; };                     // FWD_ONLY: [N] Gaussians in depth order
 
+// 1: the depth order's emission (above); 2 (SPLAT_TILE_SORT): Gaussian order, the tile as the key
+// and the depth bits carried in keys_lo, for tile_sort to order each tile's run by.
 layout(constant_id = 0) const uint FWD_ONLY = 0u;
 
 layout(push_constant) uniform Push { splat_render_push pc; };
@@ -42,6 +44,7 @@ void emit(uint pos, uint i, uint tile, uint depth_bits)
 {
     keys_hi[pos] = tile;
     if (FWD_ONLY != 0u) {
+        if (FWD_ONLY == 2u) keys_lo[pos] = depth_bits;
         emit_of_isect[pos] = i;
     } else {
         keys_lo[pos] = depth_bits;
@@ -60,7 +63,7 @@ void main()
     float tau = 0.0;
     ivec4 tr = ivec4(0);
     if (live) {
-        i = FWD_ONLY != 0u ? order[j] : j;
+        i = FWD_ONLY == 1u ? order[j] : j;
         vec4 p0 = proj[3u * i], p1 = proj[3u * i + 1u];
         mean2d = p0.xy;
         depth_bits = floatBitsToUint(p0.z);
@@ -113,6 +116,7 @@ void main()
     for (; pos < end; pos++) {
         keys_hi[pos] = pc.dummy_tile;
         if (FWD_ONLY != 0u) {
+            if (FWD_ONLY == 2u) keys_lo[pos] = 0xffffffffu;
             emit_of_isect[pos] = i;
             continue;
         }

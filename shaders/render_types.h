@@ -153,6 +153,12 @@ SPLAT_STRUCT(splat_render_push)
 #define RANGES_FWD_BINDINGS 3
 
 /* rasterize_fwd.comp */
+#define TILE_SORT_FRAME 0
+#define TILE_SORT_RANGES 1
+#define TILE_SORT_KEYS 2
+#define TILE_SORT_VALS 3
+#define TILE_SORT_BINDINGS 4
+
 #define RASTERIZE_FWD_FRAME 0
 #define RASTERIZE_FWD_RANGES 1
 #define RASTERIZE_FWD_VALS 2

@@ -20,7 +20,7 @@ void splat__isect_record(splat_cmd *c, const splat_renderer *r, splat_render_buf
         [ISECT_FWD_PROJ] = SPLAT_VIEW(b->proj),
         [ISECT_FWD_RADII] = SPLAT_VIEW(b->radii),
         [ISECT_FWD_OFFSETS] = SPLAT_VIEW(b->offsets),
-        [ISECT_FWD_TILES] = b->fwd_only ? SPLAT_VIEW(b->tiles_ordered) : SPLAT_VIEW(b->tiles),
+        [ISECT_FWD_TILES] = b->fwd_only && !r->tile_first ? SPLAT_VIEW(b->tiles_ordered) : SPLAT_VIEW(b->tiles),
         [ISECT_FWD_KEYS_LO] = SPLAT_VIEW(b->keys_lo),
         [ISECT_FWD_KEYS_HI] = SPLAT_VIEW(b->keys_hi),
         [ISECT_FWD_VALS] = SPLAT_VIEW(b->vals),
@@ -29,7 +29,19 @@ void splat__isect_record(splat_cmd *c, const splat_renderer *r, splat_render_buf
         [ISECT_FWD_COUNTERS] = SPLAT_VIEW(b->counters),
         [ISECT_FWD_ORDER] = b->fwd_only ? SPLAT_VIEW(b->order) : SPLAT_VIEW(b->tiles), /* unread without fwd_only */
     };
-    splat__cmd_dispatch_1d(c, b->fwd_only ? &r->isect_fwd_only : &r->isect_fwd, v, ISECT_FWD_BINDINGS, &pc, sizeof pc, n);
+    const splat_pipe *p = !b->fwd_only ? &r->isect_fwd : r->tile_first ? &r->isect_fwd_tiles : &r->isect_fwd_only;
+    splat__cmd_dispatch_1d(c, p, v, ISECT_FWD_BINDINGS, &pc, sizeof pc, n);
+}
+
+void splat__tile_sort_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b)
+{
+    splat_view v[TILE_SORT_BINDINGS] = {
+        [TILE_SORT_FRAME] = SPLAT_VIEW(b->frame),
+        [TILE_SORT_RANGES] = SPLAT_VIEW(b->ranges),
+        [TILE_SORT_KEYS] = SPLAT_VIEW(b->keys_lo),
+        [TILE_SORT_VALS] = SPLAT_VIEW(b->vals),
+    };
+    splat__cmd_dispatch(c, &r->tile_sort, v, TILE_SORT_BINDINGS, NULL, 0, b->max_tiles_x, b->max_tiles_y, 1);
 }
 
 void splat__order_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b, uint32_t n)

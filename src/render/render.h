@@ -80,6 +80,8 @@ typedef struct splat_renderer {
     splat_sorter sorter;
     splat_pipe project_fwd, isect_setup, isect_fwd, ranges_fwd, rasterize_fwd;
     splat_pipe order_flags, order_place, order_keys, order_gather;           /* forward-only renders */
+    splat_pipe isect_fwd_tiles, tile_sort;     /* forward-only renders, tile first (SPLAT_TILE_SORT=1) */
+    bool tile_first;
     splat_pipe project_fwd_only, project_fwd_h_only, isect_fwd_only, rasterize_fwd_only;
     splat_pipe rasterize_bwd, project_bwd, project_bwd_stats;
     splat_pipe project_fwd_h, project_bwd_h;   /* half-float SH */
@@ -176,6 +178,7 @@ void splat__isect_record(splat_cmd *c, const splat_renderer *r, splat_render_buf
 /* fwd_only: the drawn Gaussians in depth order (b->order) and their tile counts in that order
  * (b->tiles_ordered, zeros after the drawn ones): flags, their scan (the count in
  * b->order_count), the keys in those slots, the sort of the drawn ones, the gather. */
+void splat__tile_sort_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
 void splat__order_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b, uint32_t n);
 void splat__ranges_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
 void splat__rasterize_fwd_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);

@@ -1,5 +1,7 @@
 /* render: the pipelines of every stage and the buffers a render uses. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "render/render.h"
 
@@ -9,6 +11,13 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
     r->gpu = g;
     const uint32_t push = sizeof(splat_render_push);
     const uint32_t stats_on = 1, on = 1, two = 2;
+    const char *tf = getenv("SPLAT_TILE_SORT");
+    r->tile_first = tf && *tf && strcmp(tf, "0") != 0;
+    /* tile_sort's shared block: 4096 entries of 8 bytes, halved until it fits */
+    uint32_t tile_cap = 4096;
+    while (tile_cap > 256 && tile_cap * 8 > g->info.max_shared_memory) tile_cap /= 2;
+    const char *tc = getenv("SPLAT_TILE_SORT_CAP");
+    if (tc && atoi(tc) >= 2) tile_cap = (uint32_t)atoi(tc);
     /* rasterize_bwd adds the subgroups' sums in shared memory, SUB Gaussians at a time: as many
      * as fit beside its batch arrays (about 14 KiB), for as many subgroups as the smallest
      * subgroup size allows. */
@@ -36,6 +45,8 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
         {&r->project_fwd_h_only, {.shader = "project_fwd_h", .n_bindings = PROJECT_FWD_BINDINGS, .spec = &on, .n_spec = 1}},
         {&r->isect_fwd_only, {.shader = "isect_fwd", .n_bindings = ISECT_FWD_BINDINGS, .push_size = push, .spec = &on, .n_spec = 1}},
         {&r->rasterize_fwd_only, {.shader = "rasterize_fwd", .n_bindings = RASTERIZE_FWD_BINDINGS, .spec = &on, .n_spec = 1}},
+        {&r->isect_fwd_tiles, {.shader = "isect_fwd", .n_bindings = ISECT_FWD_BINDINGS, .push_size = push, .spec = &two, .n_spec = 1}},
+        {&r->tile_sort, {.shader = "tile_sort", .n_bindings = TILE_SORT_BINDINGS, .spec = &tile_cap, .n_spec = 1}},
         {&r->rasterize_bwd, {.shader = "rasterize_bwd", .n_bindings = RASTERIZE_BWD_BINDINGS, .spec = bwd_spec, .n_spec = 2}},
         {&r->project_bwd, {.shader = "project_bwd", .n_bindings = PROJECT_BWD_BINDINGS, .push_size = push}},
         {&r->project_bwd_stats, {.shader = "project_bwd", .n_bindings = PROJECT_BWD_BINDINGS, .push_size = push, .spec = &stats_on, .n_spec = 1}},
@@ -66,6 +77,8 @@ void splat__renderer_free(splat_renderer *r)
     splat__pipe_free(g, &r->project_fwd_h_only);
     splat__pipe_free(g, &r->isect_fwd_only);
     splat__pipe_free(g, &r->rasterize_fwd_only);
+    splat__pipe_free(g, &r->isect_fwd_tiles);
+    splat__pipe_free(g, &r->tile_sort);
     splat__pipe_free(g, &r->rasterize_bwd);
     splat__pipe_free(g, &r->project_bwd);
     splat__pipe_free(g, &r->project_bwd_stats);
