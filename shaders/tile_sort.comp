@@ -30,11 +30,13 @@ shared uint s_val[CAP];
 bool later(uint ka, uint va, uint kb, uint vb) { return ka > kb || (ka == kb && va > vb); }
 
 // Comparator q of a step: the pair (lo, hi) for stride d at merge level k (mirrored when d is
-// k's first step).
+// k's first step). d and k are powers of two, so bit operations (no divisions: with them the
+// index arithmetic was most of a comparator's instructions): lo is q with a zero bit inserted
+// at d, and hi sets that bit or mirrors lo's offset in its k-block.
 uvec2 pair_of(uint q, uint d, uint k)
 {
-    uint lo = (q / d) * 2u * d + q % d;
-    uint hi = d == k >> 1u ? lo - lo % k + k - 1u - lo % k : lo + d;
+    uint lo = q + (q & ~(d - 1u));
+    uint hi = d == k >> 1u ? lo ^ (k - 1u) : lo | d;
     return uvec2(lo, hi);
 }
 
