@@ -84,7 +84,11 @@ void main()
     // entry per step. Instead the subgroup tests a subgroup's worth of its tiles at a time, in
     // the same row-major order, and a ballot gives each touched tile the position the loop above
     // would have: the same entries, with consecutive stores from consecutive threads.
+    // The active lanes by rank: every lane of a full subgroup, and still every tile if the
+    // device leaves a subgroup part-filled.
     uint lane = gl_SubgroupInvocationID;
+    uvec4 present = subgroupBallot(true);
+    uint rank = subgroupBallotExclusiveBitCount(present), lanes = subgroupBallotBitCount(present);
     uvec4 wide = subgroupBallot(area > ALONE_MAX);
     while (wide != uvec4(0u)) {
         uint leader = subgroupBallotFindLSB(wide);
@@ -97,8 +101,8 @@ void main()
         float gtau = subgroupShuffle(tau, leader);
         ivec4 gtr = subgroupShuffle(tr, leader);
         uint gw = uint(gtr.z - gtr.x + 1);
-        for (uint t0 = 0u; t0 < garea && gpos < gend; t0 += gl_SubgroupSize) {
-            uint t = t0 + lane;
+        for (uint t0 = 0u; t0 < garea && gpos < gend; t0 += lanes) {
+            uint t = t0 + rank;
             uint tx = uint(gtr.x) + t % gw, ty = uint(gtr.y) + t / gw;
             bool hit = t < garea && tile_touched(gconic, gmean, gtau, tx, ty, frame.cam.width, frame.cam.height);
             uvec4 hits = subgroupBallot(hit);

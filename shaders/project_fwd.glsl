@@ -120,7 +120,11 @@ void main()
                 count += tile_touched(conic, mean2d, tau, uint(tx), uint(ty), cam.width, cam.height) ? 1u : 0u;
     // A large rectangle would keep the subgroup waiting for one thread: the subgroup tests a
     // subgroup's worth of its tiles at a time and counts them with a ballot.
+    // The active lanes by rank: every lane of a full subgroup, and still every tile if the
+    // device leaves a subgroup part-filled.
     uint lane = gl_SubgroupInvocationID;
+    uvec4 present = subgroupBallot(true);
+    uint rank = subgroupBallotExclusiveBitCount(present), lanes = subgroupBallotBitCount(present);
     uvec4 wide = subgroupBallot(area > ALONE_MAX);
     while (wide != uvec4(0u)) {
         uint leader = subgroupBallotFindLSB(wide);
@@ -131,8 +135,8 @@ void main()
         float gtau = subgroupShuffle(tau, leader);
         ivec4 gtr = subgroupShuffle(tr, leader);
         uint gw = uint(gtr.z - gtr.x + 1), gcount = 0u;
-        for (uint t0 = 0u; t0 < garea; t0 += gl_SubgroupSize) {
-            uint t = t0 + lane;
+        for (uint t0 = 0u; t0 < garea; t0 += lanes) {
+            uint t = t0 + rank;
             bool hit = t < garea && tile_touched(gconic, gmean, gtau, uint(gtr.x) + t % gw, uint(gtr.y) + t / gw,
                                                  cam.width, cam.height);
             gcount += subgroupBallotBitCount(subgroupBallot(hit));
