@@ -42,6 +42,15 @@ mut project_alone_boundary shaders/project_fwd.glsl raster_ \
 mut sh_row_half_swapped shaders/sh_access.glsl api_render_sh_half \
     'row[2u * j + 1u] = vec4(unpackHalf2x16(h.z), unpackHalf2x16(h.w));' \
     'row[2u * j + 1u] = vec4(unpackHalf2x16(h.w), unpackHalf2x16(h.z));'
+mut tile_sort_tie_reversed shaders/tile_sort.comp raster_fwd_only \
+    'bool later(uint ka, uint va, uint kb, uint vb) { return ka > kb || (ka == kb && va > vb); }' \
+    'bool later(uint ka, uint va, uint kb, uint vb) { return ka > kb || (ka == kb && va < vb); }'
+mut tile_sort_merge_skipped shaders/tile_sort.comp raster_fwd_only \
+    'if (c.y >= r.y) continue;' \
+    'if (c.y + 1u >= r.y) continue;'
+mut tile_sort_unmirrored shaders/tile_sort.comp raster_fwd_only \
+    'uint hi = d == k >> 1u ? lo ^ (k - 1u) : lo | d;' \
+    'uint hi = lo | d;'
 mut isect_wide_transposed shaders/isect_fwd.comp raster_ \
     'uint tx = uint(gtr.x) + t % gw, ty = uint(gtr.y) + t / gw;' \
     'uint tx = uint(gtr.x) + t / gw, ty = uint(gtr.y) + t % gw;'

@@ -1,14 +1,14 @@
 #version 450
-// Intersection emission, one thread per Gaussian (a large one by its whole subgroup, below): one (tile, depth) key per touched tile, at
-// the Gaussian's offset from the scan. The sort carries the emission index along, so after it
-// every sorted entry knows both its Gaussian (gauss_of_emit) and its slot in the Gaussian's
-// contiguous run of entries, where the backward leaves that tile's partial gradient. Keys beyond the capacity are dropped; the setup stage
-// has already flagged the overflow, so nothing downstream is used.
+// Intersection emission, one thread per Gaussian (a large one by its whole subgroup, below): one
+// (tile, depth) key per touched tile, at the Gaussian's offset from the scan. The sort carries
+// the emission index along, so after it every sorted entry knows both its Gaussian
+// (gauss_of_emit) and its slot in the Gaussian's contiguous run of entries, where the backward
+// leaves that tile's partial gradient. Keys beyond the capacity are dropped; the setup stage has
+// already flagged the overflow, so nothing downstream is used.
 //
-// FWD_ONLY (splat__render_bufs_fwd_only): thread j emits for the j-th Gaussian of the depth
-// order (order_fwd), at offsets[j] from the scan of tiles_ordered, and writes only what the
-// forward reads: the tile id as the whole key (the depth order is already in the emission order,
-// which the stable tile sort keeps) and the Gaussian itself as the value.
+// FWD_ONLY (splat__render_bufs_fwd_only): writes only what the forward reads, the Gaussian itself
+// as the value; the sort orders by tile alone and carries the depth bits along, and tile_sort
+// then orders each tile's run by (depth bits, Gaussian).
 #extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
@@ -20,15 +20,14 @@ layout(local_size_x = 256) in;
 layout(std430, binding = ISECT_FWD_FRAME) readonly buffer FrameBuf { splat_frame frame; };
 layout(std430, binding = ISECT_FWD_PROJ) readonly buffer ProjBuf { vec4 proj[]; };                     // [N,3] vec4
 layout(std430, binding = ISECT_FWD_RADII) readonly buffer Radii { vec2 radii[]; };                     // [N]
-layout(std430, binding = ISECT_FWD_OFFSETS) readonly buffer Offsets { uint offsets[]; };               // [N] exclusive scan of tiles_touched (FWD_ONLY: tiles_ordered)
-layout(std430, binding = ISECT_FWD_TILES) readonly buffer Tiles { uint tiles_touched[]; };             // [N] (FWD_ONLY: tiles_ordered, in depth order)
+layout(std430, binding = ISECT_FWD_OFFSETS) readonly buffer Offsets { uint offsets[]; };               // [N] exclusive scan of tiles_touched
+layout(std430, binding = ISECT_FWD_TILES) readonly buffer Tiles { uint tiles_touched[]; };             // [N]
 layout(std430, binding = ISECT_FWD_KEYS_LO) writeonly buffer KeysLo { uint keys_lo[]; };               // [M] depth bits
 layout(std430, binding = ISECT_FWD_KEYS_HI) writeonly buffer KeysHi { uint keys_hi[]; };               // [M] tile id
 layout(std430, binding = ISECT_FWD_VALS) writeonly buffer Vals { uint emit_of_isect[]; };              // [M] the emission index itself (sorted along; FWD_ONLY: the Gaussian)
 layout(std430, binding = ISECT_FWD_GAUSS_OF_EMIT) writeonly buffer GaussOf { uint gauss_of_emit[]; };  // [M] Gaussian of each emission index
 layout(std430, binding = ISECT_FWD_PARTIAL) writeonly buffer Partial { float partial[]; };             // [M,9] backward's per-entry gradients
 layout(std430, binding = ISECT_FWD_COUNTERS) buffer Count { splat_counters counters; };
-layout(std430, binding = ISECT_FWD_ORDER) readonly buffer Order { uint order[]; };                     // FWD_ONLY: [N] Gaussians in depth order
 
 layout(constant_id = 0) const uint FWD_ONLY = 0u;
 
@@ -41,10 +40,10 @@ const uint ALONE_MAX = 8u;
 void emit(uint pos, uint i, uint tile, uint depth_bits)
 {
     keys_hi[pos] = tile;
+    keys_lo[pos] = depth_bits;
     if (FWD_ONLY != 0u) {
         emit_of_isect[pos] = i;
     } else {
-        keys_lo[pos] = depth_bits;
         emit_of_isect[pos] = pos;
         gauss_of_emit[pos] = i;
     }
@@ -60,7 +59,7 @@ void main()
     float tau = 0.0;
     ivec4 tr = ivec4(0);
     if (live) {
-        i = FWD_ONLY != 0u ? order[j] : j;
+        i = j;
         vec4 p0 = proj[3u * i], p1 = proj[3u * i + 1u];
         mean2d = p0.xy;
         depth_bits = floatBitsToUint(p0.z);
@@ -115,11 +114,11 @@ void main()
     if (pos < end) atomicAdd(counters.isect_padded, end - pos);
     for (; pos < end; pos++) {
         keys_hi[pos] = pc.dummy_tile;
+        keys_lo[pos] = 0xffffffffu;
         if (FWD_ONLY != 0u) {
             emit_of_isect[pos] = i;
             continue;
         }
-        keys_lo[pos] = 0xffffffffu;
         emit_of_isect[pos] = pos;
         gauss_of_emit[pos] = i;
         for (uint k = 0u; k < 9u; k++) partial[9u * pos + k] = 0.0;

@@ -132,25 +132,21 @@ SPLAT_STRUCT(splat_render_push)
 #define ISECT_FWD_GAUSS_OF_EMIT 8
 #define ISECT_FWD_PARTIAL 9
 #define ISECT_FWD_COUNTERS 10
-#define ISECT_FWD_ORDER 11
-#define ISECT_FWD_BINDINGS 12
+#define ISECT_FWD_BINDINGS 11
 
-/* order_fwd.comp */
-#define ORDER_FWD_FRAME 0
-#define ORDER_FWD_PROJ 1
-#define ORDER_FWD_TILES 2
-#define ORDER_FWD_KEYS 3
-#define ORDER_FWD_ORDER 4
-#define ORDER_FWD_TILES_ORDERED 5
-#define ORDER_FWD_OFFSETS 6
-#define ORDER_FWD_COUNT 7
-#define ORDER_FWD_BINDINGS 8
 
 /* ranges_fwd.comp */
 #define RANGES_FWD_COUNTERS 0
 #define RANGES_FWD_KEYS_HI 1
 #define RANGES_FWD_RANGES 2
 #define RANGES_FWD_BINDINGS 3
+
+/* tile_sort.comp */
+#define TILE_SORT_FRAME 0
+#define TILE_SORT_RANGES 1
+#define TILE_SORT_KEYS 2
+#define TILE_SORT_VALS 3
+#define TILE_SORT_BINDINGS 4
 
 /* rasterize_fwd.comp */
 #define RASTERIZE_FWD_FRAME 0

@@ -550,12 +550,15 @@ done:
  * bits) and clusters a few float steps apart in depth, with large overlapping footprints, a
  * per-tile cap on some runs (it keeps the first entries of each list, so any change of order
  * changes which Gaussians blend), antialiased mode on some, a good part of each scene behind the
- * camera, and GPU scenes holding more rows than are rendered. The forward-only buffers start tiny, so they also overflow and regrow. */
+ * camera, and GPU scenes holding more rows than are rendered. The forward-only buffers start tiny, so they also overflow and regrow.
+ * Two cases sort each tile's run in blocks of 4 and 64 entries, so that runs longer than a block
+ * take tile_sort's merge. */
 SPLAT_TEST(raster_fwd_only_bits)
 {
-    static const struct { uint32_t n, w, h, cap; bool aa; } cases[] = {
-        {1, 16, 16, 0, false}, {3000, 97, 71, 0, false}, {3000, 64, 48, 7, false}, {5000, 130, 90, 0, true},
-        {5000, 80, 60, 20, true},
+    /* tile: tile_sort's block (0: the default); small blocks take its merge of blocks */
+    static const struct { uint32_t n, w, h, cap; bool aa; uint32_t tile; } cases[] = {
+        {1, 16, 16, 0, false, 0}, {3000, 97, 71, 0, false, 0}, {3000, 64, 48, 7, false, 0}, {5000, 130, 90, 0, true, 0},
+        {5000, 80, 60, 20, true, 0}, {3000, 97, 71, 0, false, 4}, {5000, 130, 90, 0, true, 64},
     };
     splat_gpu *g = t_gpu();
     if (!g) return;
@@ -565,6 +568,7 @@ SPLAT_TEST(raster_fwd_only_bits)
     T_OK(splat__renderer_init(g, &r, &err), &err);
     T_OK(splat__stream_init(g, &st, &err), &err);
     for (size_t c = 0; c < SPLAT_COUNTOF(cases); c++) {
+        T_OK(splat__renderer_set_tile_cap(&r, cases[c].tile, &err), &err);
         splat_camera cam = t_random_camera(cases[c].w, cases[c].h);
         splat_render_desc opts = random_opts((uint32_t)(splat__rng_u64(splat_test_rng()) % 4), cases[c].cap);
         opts.rasterize_mode = cases[c].aa ? SPLAT_RASTERIZE_ANTIALIASED : SPLAT_RASTERIZE_CLASSIC;
@@ -604,8 +608,9 @@ SPLAT_TEST(raster_fwd_only_bits)
         uint64_t differ = 0, first = px;
         for (uint64_t p = 0; p < px; p++)
             if (memcmp(&a[4 * p], &b[4 * p], 16) != 0) differ++, first = first < px ? first : p;
-        printf("  N=%u %ux%u cap %u%s: %u intersections, forward-only grew to %u\n", cases[c].n, cam.width, cam.height,
-               cases[c].cap, cases[c].aa ? " antialiased" : "", ka.n_isect, fwd.isect_capacity);
+        printf("  N=%u %ux%u cap %u%s, tile_sort blocks of %u: %u intersections, forward-only grew to %u\n", cases[c].n,
+               cam.width, cam.height, cases[c].cap, cases[c].aa ? " antialiased" : "", r.tile_cap, ka.n_isect,
+               fwd.isect_capacity);
         T_CHECK(ka.n_isect == kb.n_isect && !ka.overflow && !kb.overflow, "intersections %u vs %u", ka.n_isect, kb.n_isect);
         T_CHECK(differ == 0, "case %zu: %llu of %llu pixels differ, first (%llu, %llu): %.9g %.9g %.9g T %.9g vs %.9g %.9g %.9g T %.9g",
                 c, (unsigned long long)differ, (unsigned long long)px, (unsigned long long)(first % cam.width),

@@ -1,8 +1,8 @@
 /* render: the tile intersections (docs/RASTER.md section 2). isect_setup turns the scan's total
  * into the count the sort and the per-intersection dispatches use (clamped to the capacity, with
  * the overflow flagged); isect_fwd writes every intersection's key (tile id, depth bits) and value
- * (its emission index), one thread per Gaussian. Forward-only renders first put the Gaussians in
- * depth order (order_fwd, a sort of their depth bits) and emit in that order. */
+ * (its emission index; forward-only renders: the Gaussian), one thread per Gaussian. Forward-only
+ * renders sort by tile alone and then each tile's run by depth in a workgroup (tile_sort). */
 #include "render/render.h"
 
 void splat__isect_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b, uint32_t n)
@@ -20,52 +20,24 @@ void splat__isect_record(splat_cmd *c, const splat_renderer *r, splat_render_buf
         [ISECT_FWD_PROJ] = SPLAT_VIEW(b->proj),
         [ISECT_FWD_RADII] = SPLAT_VIEW(b->radii),
         [ISECT_FWD_OFFSETS] = SPLAT_VIEW(b->offsets),
-        [ISECT_FWD_TILES] = b->fwd_only ? SPLAT_VIEW(b->tiles_ordered) : SPLAT_VIEW(b->tiles),
+        [ISECT_FWD_TILES] = SPLAT_VIEW(b->tiles),
         [ISECT_FWD_KEYS_LO] = SPLAT_VIEW(b->keys_lo),
         [ISECT_FWD_KEYS_HI] = SPLAT_VIEW(b->keys_hi),
         [ISECT_FWD_VALS] = SPLAT_VIEW(b->vals),
         [ISECT_FWD_GAUSS_OF_EMIT] = SPLAT_VIEW(b->gauss_of_emit),
         [ISECT_FWD_PARTIAL] = SPLAT_VIEW(b->partial),
         [ISECT_FWD_COUNTERS] = SPLAT_VIEW(b->counters),
-        [ISECT_FWD_ORDER] = b->fwd_only ? SPLAT_VIEW(b->order) : SPLAT_VIEW(b->tiles), /* unread without fwd_only */
     };
     splat__cmd_dispatch_1d(c, b->fwd_only ? &r->isect_fwd_only : &r->isect_fwd, v, ISECT_FWD_BINDINGS, &pc, sizeof pc, n);
 }
 
-void splat__order_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b, uint32_t n)
+void splat__tile_sort_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b)
 {
-    SPLAT_ASSERT(b->fwd_only);
-    splat_view v[ORDER_FWD_BINDINGS] = {
-        [ORDER_FWD_FRAME] = SPLAT_VIEW(b->frame),
-        [ORDER_FWD_PROJ] = SPLAT_VIEW(b->proj),
-        [ORDER_FWD_TILES] = SPLAT_VIEW(b->tiles),
-        [ORDER_FWD_KEYS] = SPLAT_VIEW(b->order_keys),
-        [ORDER_FWD_ORDER] = SPLAT_VIEW(b->order),
-        [ORDER_FWD_TILES_ORDERED] = SPLAT_VIEW(b->tiles_ordered),
-        [ORDER_FWD_OFFSETS] = SPLAT_VIEW(b->offsets),
-        [ORDER_FWD_COUNT] = SPLAT_VIEW(b->order_count),
+    splat_view v[TILE_SORT_BINDINGS] = {
+        [TILE_SORT_FRAME] = SPLAT_VIEW(b->frame),
+        [TILE_SORT_RANGES] = SPLAT_VIEW(b->ranges),
+        [TILE_SORT_KEYS] = SPLAT_VIEW(b->keys_lo),
+        [TILE_SORT_VALS] = SPLAT_VIEW(b->vals),
     };
-    /* the flags borrow tiles_ordered and their scan offsets: both are written again after */
-    splat__cmd_dispatch_1d(c, &r->order_flags, v, ORDER_FWD_BINDINGS, NULL, 0, n);
-    splat__cmd_barrier(c);
-    splat__scan_record(c, &r->sorter, &(splat_scan_args){
-        .in = SPLAT_VIEW(b->tiles_ordered),
-        .out = SPLAT_VIEW(b->offsets),
-        .max_count = n,
-        .total = SPLAT_VIEW(b->order_count),
-        .scratch = SPLAT_VIEW(b->scan_scratch),
-    });
-    splat__cmd_barrier(c);
-    splat__cmd_dispatch_1d(c, &r->order_place, v, ORDER_FWD_BINDINGS, NULL, 0, n);
-    splat__cmd_barrier(c);
-    splat__sort_record(c, &r->sorter, &(splat_sort_args){
-        .key_words = 1,
-        .bits = 32,
-        .max_count = n,
-        .count = SPLAT_VIEW(b->order_count),
-        .keys = SPLAT_VIEW(b->order_keys),
-        .values = SPLAT_VIEW(b->order),
-        .scratch = SPLAT_VIEW(b->order_scratch),
-    });
-    splat__cmd_dispatch_1d(c, &r->order_gather, v, ORDER_FWD_BINDINGS, NULL, 0, n);
+    splat__cmd_dispatch(c, &r->tile_sort, v, TILE_SORT_BINDINGS, NULL, 0, b->max_tiles_x, b->max_tiles_y, 1);
 }

@@ -17,13 +17,8 @@ void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "project_fwd");
 
-    if (b->fwd_only) {
-        splat__order_record(c, r, b, n);
-        splat__cmd_barrier(c);
-        splat__cmd_mark(c, "depth order");
-    }
     splat__scan_record(c, &r->sorter, &(splat_scan_args){
-        .in = b->fwd_only ? SPLAT_VIEW(b->tiles_ordered) : SPLAT_VIEW(b->tiles),
+        .in = SPLAT_VIEW(b->tiles),
         .out = SPLAT_VIEW(b->offsets),
         .max_count = n,
         .total = SPLAT_VIEW(b->scan_total),
@@ -36,15 +31,15 @@ void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "isect_fwd");
 
-    /* fwd_only: the entries are already in depth order, so a stable sort of the tile ids alone
-     * gives the (tile, depth, index) order of the full key. */
+    /* fwd_only: by tile alone, the depth bits carried along as the second key word; tile_sort
+     * then orders each tile's run by (depth bits, Gaussian), which is the full key's order */
     splat__sort_record(c, &r->sorter, &(splat_sort_args){
-        .key_words = b->fwd_only ? 1 : 2,
+        .key_words = 2,
         .bits = b->fwd_only ? pc.sort_bits - 32 : pc.sort_bits,
         .max_count = b->isect_capacity,
         .count = SPLAT_VIEW(b->sort_count),
         .keys = b->fwd_only ? SPLAT_VIEW(b->keys_hi) : SPLAT_VIEW(b->keys_lo),
-        .keys_hi = b->fwd_only ? (splat_view){0} : SPLAT_VIEW(b->keys_hi),
+        .keys_hi = b->fwd_only ? SPLAT_VIEW(b->keys_lo) : SPLAT_VIEW(b->keys_hi),
         .values = SPLAT_VIEW(b->vals),
         .scratch = SPLAT_VIEW(b->sort_scratch),
     });
@@ -54,6 +49,11 @@ void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
     splat__ranges_record(c, r, b);
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "ranges_fwd");
+    if (b->fwd_only) {
+        splat__tile_sort_record(c, r, b);
+        splat__cmd_barrier(c);
+        splat__cmd_mark(c, "tile_sort");
+    }
 
     splat__rasterize_fwd_record(c, r, b);
     splat__cmd_barrier(c);

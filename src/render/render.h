@@ -12,9 +12,9 @@
  *   rasterize.c   rasterize_fwd; backward: rasterize_bwd
  *   project.c     backward: project_bwd, the chain rule to the parameters
  *
- * Forward-only renders (splat__render_bufs_init_fwd_only: images, not training) put the Gaussians in
- * depth order first (isect.c, order_fwd) and emit in that order, so the second sort is by tile id
- * alone; the pixels are the same bits.
+ * Forward-only renders (splat__render_bufs_init_fwd_only: images, not training) sort the
+ * intersections by tile id alone and then each tile's run by (depth, Gaussian) in a workgroup
+ * (isect.c, tile_sort); the pixels are the same bits.
  *
  * render.c strings them together (splat__render_fwd / _bwd), checks a finished render and holds
  * the one overflow-retry path. scene_gpu.c keeps Gaussians on the GPU, a buffer per parameter
@@ -79,7 +79,8 @@ typedef struct splat_renderer {
     splat_gpu *gpu;
     splat_sorter sorter;
     splat_pipe project_fwd, isect_setup, isect_fwd, ranges_fwd, rasterize_fwd;
-    splat_pipe order_flags, order_place, order_keys, order_gather;           /* forward-only renders */
+    splat_pipe tile_sort;                      /* forward-only renders */
+    uint32_t tile_cap;                         /* tile_sort's block in shared memory (entries) */
     splat_pipe project_fwd_only, project_fwd_h_only, isect_fwd_only, rasterize_fwd_only;
     splat_pipe rasterize_bwd, project_bwd, project_bwd_stats;
     splat_pipe project_fwd_h, project_bwd_h;   /* half-float SH */
@@ -87,6 +88,9 @@ typedef struct splat_renderer {
 
 splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *err);
 void splat__renderer_free(splat_renderer *r);
+/* Rebuilds tile_sort with blocks of `cap` entries (a power of two, 2 up to the device's default;
+ * 0: the default), so that tests take its merge of blocks on short runs. */
+splat_status splat__renderer_set_tile_cap(splat_renderer *r, uint32_t cap, splat_error *err);
 
 /* Per-render buffers, sized for `capacity` Gaussians, `isect_capacity` tile intersections and
  * images up to max_w x max_h. */
@@ -114,11 +118,6 @@ typedef struct splat_render_bufs {
     splat_buf debug;        /* the first non-finite gradient the backward caught (splat__render_debug) */
     splat_buf readback;     /* host-visible copy of the counters (discrete GPUs) */
     bool fwd_only;          /* splat__render_bufs_init_fwd_only */
-    splat_buf order_keys;   /* [cap] depth bits (fwd_only) */
-    splat_buf order;        /* [cap] Gaussians in depth order (fwd_only) */
-    splat_buf tiles_ordered;/* [cap] tiles touched, in that order (fwd_only) */
-    splat_buf order_scratch;/* the depth sort's scratch (fwd_only) */
-    splat_buf order_count;  /* how many Gaussians are drawn, the depth sort's count (fwd_only) */
 } splat_render_bufs;
 
 /* isect_capacity 0: a small start (it grows on demand). Allocation only, no GPU work: the backward's
@@ -138,10 +137,10 @@ splat_status splat__render_bufs_grow_isect(splat_gpu *g, const splat_renderer *r
                                            splat_error *err);
 
 /* Buffers that render forward only, the way images are rendered (splat_render, the viewer): the
- * same pixels, bit for bit, for less work. The Gaussians are sorted by depth (32-bit keys, one per
- * Gaussian) and emit their intersections in that order, so the intersections need a stable sort
- * by tile id alone: two passes where the full (tile, depth) key takes six, over the largest
- * array. The ties keep the same order (depth bits, then index) as in the full sort. Nothing the
+ * same pixels, bit for bit, for less work. The intersections are sorted by tile id alone (two
+ * passes where the full (tile, depth) key takes six), carrying their depth bits, and tile_sort
+ * orders each tile's run by (depth bits, Gaussian) in one workgroup: the stable full sort's order,
+ * whose ties keep emission order, which is Gaussian order. Nothing the
  * backward reads is written (intersections' Gaussians and partial gradients, each pixel's last
  * position and depth), and those buffers are stubs; splat__render_bwd must not follow. Training
  * never uses these. */
@@ -170,13 +169,10 @@ void splat__render_set_frame(splat_cmd *c, splat_render_bufs *b, const splat_fra
  * (render.c) puts one between stages. n: Gaussians, rows [0, n) of `scene`. */
 void splat__project_fwd_record(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene,
                                splat_render_bufs *b, uint32_t n);
-/* isect_setup (the count the sort and the indirect dispatches use), then isect_fwd (fwd_only:
- * in the depth order, after splat__order_record and the scan of b->tiles_ordered). */
+/* isect_setup (the count the sort and the indirect dispatches use), then isect_fwd. */
 void splat__isect_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b, uint32_t n);
-/* fwd_only: the drawn Gaussians in depth order (b->order) and their tile counts in that order
- * (b->tiles_ordered, zeros after the drawn ones): flags, their scan (the count in
- * b->order_count), the keys in those slots, the sort of the drawn ones, the gather. */
-void splat__order_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b, uint32_t n);
+/* fwd_only, after ranges_fwd: each tile's run ordered by (depth bits, Gaussian). */
+void splat__tile_sort_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
 void splat__ranges_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
 void splat__rasterize_fwd_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
 /* Reads b->grad_img; writes each intersection's partial gradient. */

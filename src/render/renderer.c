@@ -3,12 +3,22 @@
 
 #include "render/render.h"
 
+/* tile_sort's shared block: 4096 entries of 8 bytes (most runs of a frame are far shorter),
+ * halved until it fits the device. */
+static uint32_t default_tile_cap(const splat_gpu *g)
+{
+    uint32_t cap = 4096;
+    while (cap > 256 && cap * 8 > g->info.max_shared_memory) cap /= 2;
+    return cap;
+}
+
 splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *err)
 {
     memset(r, 0, sizeof *r);
     r->gpu = g;
     const uint32_t push = sizeof(splat_render_push);
-    const uint32_t stats_on = 1, on = 1, two = 2;
+    const uint32_t stats_on = 1, on = 1;
+    r->tile_cap = default_tile_cap(g);
     /* rasterize_bwd adds the subgroups' sums in shared memory, SUB Gaussians at a time: as many
      * as fit beside its batch arrays (about 14 KiB), for as many subgroups as the smallest
      * subgroup size allows. */
@@ -29,13 +39,11 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
         {&r->isect_fwd, {.shader = "isect_fwd", .n_bindings = ISECT_FWD_BINDINGS, .push_size = push}},
         {&r->ranges_fwd, {.shader = "ranges_fwd", .n_bindings = RANGES_FWD_BINDINGS}},
         {&r->rasterize_fwd, {.shader = "rasterize_fwd", .n_bindings = RASTERIZE_FWD_BINDINGS}},
-        {&r->order_flags, {.shader = "order_fwd", .n_bindings = ORDER_FWD_BINDINGS}},
-        {&r->order_place, {.shader = "order_fwd", .n_bindings = ORDER_FWD_BINDINGS, .spec = &on, .n_spec = 1}},
-        {&r->order_gather, {.shader = "order_fwd", .n_bindings = ORDER_FWD_BINDINGS, .spec = &two, .n_spec = 1}},
         {&r->project_fwd_only, {.shader = "project_fwd", .n_bindings = PROJECT_FWD_BINDINGS, .spec = &on, .n_spec = 1}},
         {&r->project_fwd_h_only, {.shader = "project_fwd_h", .n_bindings = PROJECT_FWD_BINDINGS, .spec = &on, .n_spec = 1}},
         {&r->isect_fwd_only, {.shader = "isect_fwd", .n_bindings = ISECT_FWD_BINDINGS, .push_size = push, .spec = &on, .n_spec = 1}},
         {&r->rasterize_fwd_only, {.shader = "rasterize_fwd", .n_bindings = RASTERIZE_FWD_BINDINGS, .spec = &on, .n_spec = 1}},
+        {&r->tile_sort, {.shader = "tile_sort", .n_bindings = TILE_SORT_BINDINGS, .spec = &r->tile_cap, .n_spec = 1}},
         {&r->rasterize_bwd, {.shader = "rasterize_bwd", .n_bindings = RASTERIZE_BWD_BINDINGS, .spec = bwd_spec, .n_spec = 2}},
         {&r->project_bwd, {.shader = "project_bwd", .n_bindings = PROJECT_BWD_BINDINGS, .push_size = push}},
         {&r->project_bwd_stats, {.shader = "project_bwd", .n_bindings = PROJECT_BWD_BINDINGS, .push_size = push, .spec = &stats_on, .n_spec = 1}},
@@ -49,6 +57,25 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
     return st;
 }
 
+splat_status splat__renderer_set_tile_cap(splat_renderer *r, uint32_t cap, splat_error *err)
+{
+    uint32_t most = default_tile_cap(r->gpu);
+    if (cap == 0) cap = most;
+    if (cap < 2 || cap > most || (cap & (cap - 1)))
+        return splat__fail(err, SPLAT_ERR_INVALID_ARG, "tile_sort: blocks of %u entries (a power of two, 2 to %u)", cap,
+                           most);
+    splat_pipe p;
+    splat_status st = splat__pipe_init(r->gpu, &p,
+                                       &(splat_pipe_desc){.shader = "tile_sort", .n_bindings = TILE_SORT_BINDINGS,
+                                                          .spec = &cap, .n_spec = 1},
+                                       err);
+    if (st != SPLAT_OK) return st;
+    splat__pipe_free(r->gpu, &r->tile_sort);
+    r->tile_sort = p;
+    r->tile_cap = cap;
+    return SPLAT_OK;
+}
+
 void splat__renderer_free(splat_renderer *r)
 {
     if (!r->gpu) return;
@@ -59,13 +86,11 @@ void splat__renderer_free(splat_renderer *r)
     splat__pipe_free(g, &r->isect_fwd);
     splat__pipe_free(g, &r->ranges_fwd);
     splat__pipe_free(g, &r->rasterize_fwd);
-    splat__pipe_free(g, &r->order_flags);
-    splat__pipe_free(g, &r->order_place);
-    splat__pipe_free(g, &r->order_gather);
     splat__pipe_free(g, &r->project_fwd_only);
     splat__pipe_free(g, &r->project_fwd_h_only);
     splat__pipe_free(g, &r->isect_fwd_only);
     splat__pipe_free(g, &r->rasterize_fwd_only);
+    splat__pipe_free(g, &r->tile_sort);
     splat__pipe_free(g, &r->rasterize_bwd);
     splat__pipe_free(g, &r->project_bwd);
     splat__pipe_free(g, &r->project_bwd_stats);
@@ -122,20 +147,6 @@ static void isect_bufs_free(splat_gpu *g, splat_render_bufs *b)
     b->isect_capacity = 0;
 }
 
-/* The buffers only forward-only renders have: the depth order and its sort. */
-static splat_status order_bufs_init(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, splat_error *err)
-{
-    uint64_t n = b->capacity;
-    splat_buf_spec parts[] = {
-        {&b->order_keys, "render.order_keys", n * 4, SPLAT_MEM_DEVICE},
-        {&b->order, "render.order", n * 4, SPLAT_MEM_DEVICE},
-        {&b->tiles_ordered, "render.tiles_ordered", n * 4, SPLAT_MEM_DEVICE},
-        {&b->order_scratch, "render.order_scratch", splat__sort_scratch_bound(&r->sorter, b->capacity, 1), SPLAT_MEM_DEVICE},
-        {&b->order_count, "render.order_count", 4, SPLAT_MEM_DEVICE},
-    };
-    return splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
-}
-
 static splat_status bufs_init(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t capacity,
                               uint32_t isect_capacity, uint32_t max_w, uint32_t max_h, bool fwd_only, splat_error *err)
 {
@@ -171,7 +182,6 @@ static splat_status bufs_init(splat_gpu *g, const splat_renderer *r, splat_rende
     splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
     uint64_t most = g->info.max_storage_range / (fwd_only ? 4 : 36);
     if (st == SPLAT_OK) st = isect_bufs_init(g, r, b, (uint32_t)SPLAT_MIN(isect_capacity ? isect_capacity : 1024, most), err);
-    if (st == SPLAT_OK && fwd_only) st = order_bufs_init(g, r, b, err);
     if (st != SPLAT_OK) splat__render_bufs_free(g, b);
     return st;
 }
@@ -200,8 +210,7 @@ void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b)
     isect_bufs_free(g, b);
     splat_buf *all[] = {&b->frame, &b->counters, &b->scan_total, &b->sort_count, &b->proj, &b->radii, &b->tiles, &b->offsets, &b->scan_scratch,
                         &b->ranges, &b->out_rgbt, &b->out_last, &b->out_depth, &b->grad_img, &b->stats,
-                        &b->gate, &b->debug, &b->readback, &b->order_keys, &b->order, &b->tiles_ordered,
-                        &b->order_scratch, &b->order_count};
+                        &b->gate, &b->debug, &b->readback};
     for (size_t k = 0; k < SPLAT_COUNTOF(all); k++) splat__buf_free(g, all[k]);
     memset(b, 0, sizeof *b);
 }

@@ -1,0 +1,96 @@
+#version 450
+// Forward-only renders, the tile-first order (SPLAT_TILE_SORT=1): the intersections were emitted
+// in Gaussian order and sorted by tile alone, carrying their depth bits; one workgroup per tile
+// now sorts its run [ranges[t].x, ranges[t].y) by (depth bits, Gaussian). The stable tile sort
+// keeps ties in emission order, which is Gaussian order, so this is exactly the order of the
+// (tile, depth, index) key.
+//
+// A bitonic network with every comparator ascending (the first step of each merge compares
+// mirrored positions), so the virtual +inf past the run's end never moves and comparators
+// reaching it are skipped. Blocks of CAP entries are sorted in shared memory; a longer run
+// (rare: a few tiles of a frame) merges its blocks with the steps of stride CAP or more in
+// memory and each level's shorter strides again block by block in shared memory.
+#include "common.glsl"
+#include "render_types.h"
+
+layout(local_size_x = 256) in;
+
+layout(std430, binding = TILE_SORT_FRAME) readonly buffer FrameBuf { splat_frame frame; };
+layout(std430, binding = TILE_SORT_RANGES) readonly buffer Ranges { uvec2 ranges[]; };  // [tiles]
+layout(std430, binding = TILE_SORT_KEYS) coherent buffer Keys { uint keys[]; };         // [M] depth bits
+layout(std430, binding = TILE_SORT_VALS) coherent buffer Vals { uint vals[]; };         // [M] Gaussians
+
+const uint WG = 256u;
+// Entries sorted in shared memory at a time: a power of two (4096: 32 KiB), smaller where the
+// device's shared memory is, or where a test wants the merge path on short runs.
+layout(constant_id = 0) const uint CAP = 4096u;
+shared uint s_key[CAP];
+shared uint s_val[CAP];
+
+bool later(uint ka, uint va, uint kb, uint vb) { return ka > kb || (ka == kb && va > vb); }
+
+// Comparator q of a step: the pair (lo, hi) for stride d at merge level k (mirrored when d is
+// k's first step). d and k are powers of two, so bit operations (no divisions: with them the
+// index arithmetic was most of a comparator's instructions): lo is q with a zero bit inserted
+// at d, and hi sets that bit or mirrors lo's offset in its k-block.
+uvec2 pair_of(uint q, uint d, uint k)
+{
+    uint lo = q + (q & ~(d - 1u));
+    uint hi = d == k >> 1u ? lo ^ (k - 1u) : lo | d;
+    return uvec2(lo, hi);
+}
+
+// The block of `span` entries at `base` of the run at r0 (n entries in all) in shared memory:
+// `whole` sorts it (levels 2..span); otherwise the strides span/2..1 of merge level k.
+void block_pass(uint r0, uint n, uint base, uint span, bool whole, uint k, bool keep_keys)
+{
+    uint tid = gl_LocalInvocationIndex;
+    uint m = min(span, n - base);
+    for (uint p = tid; p < m; p += WG) s_key[p] = keys[r0 + base + p], s_val[p] = vals[r0 + base + p];
+    barrier();
+    for (uint kk = whole ? 2u : k; kk <= (whole ? span : k); kk <<= 1u) {
+        for (uint d = min(kk, span) >> 1u; d > 0u; d >>= 1u) {
+            for (uint q = tid; q < span / 2u; q += WG) {
+                uvec2 c = pair_of(q, d, kk);
+                if (c.y >= m) continue;
+                uint ka = s_key[c.x], kb = s_key[c.y], va = s_val[c.x], vb = s_val[c.y];
+                if (later(ka, va, kb, vb)) s_key[c.x] = kb, s_key[c.y] = ka, s_val[c.x] = vb, s_val[c.y] = va;
+            }
+            barrier();
+        }
+    }
+    for (uint p = tid; p < m; p += WG) {
+        vals[r0 + base + p] = s_val[p];
+        if (keep_keys) keys[r0 + base + p] = s_key[p];
+    }
+    memoryBarrierBuffer();
+    barrier();
+}
+
+void main()
+{
+    uint tx = gl_WorkGroupID.x, ty = gl_WorkGroupID.y;
+    if (tx >= frame.tiles_x || ty >= frame.tiles_y) return;
+    uvec2 r = ranges[ty * frame.tiles_x + tx];
+    uint n = r.y - r.x;
+    if (n < 2u) return;
+    uint P = 2u;
+    while (P < n) P <<= 1u;
+    uint span = min(P, CAP), blocks = (n + CAP - 1u) / CAP;
+    bool keep_keys = blocks > 1u;
+    for (uint b = 0u; b < blocks; b++) block_pass(r.x, n, b * CAP, span, true, 0u, keep_keys);
+    uint tid = gl_LocalInvocationIndex;
+    for (uint k = 2u * CAP; k <= P; k <<= 1u) {
+        for (uint d = k >> 1u; d >= CAP; d >>= 1u) {
+            for (uint q = tid; q < P / 2u; q += WG) {
+                uvec2 c = pair_of(q, d, k) + r.x;
+                if (c.y >= r.y) continue;
+                uint ka = keys[c.x], kb = keys[c.y], va = vals[c.x], vb = vals[c.y];
+                if (later(ka, va, kb, vb)) keys[c.x] = kb, keys[c.y] = ka, vals[c.x] = vb, vals[c.y] = va;
+            }
+            memoryBarrierBuffer();
+            barrier();
+        }
+        for (uint b = 0u; b < blocks; b++) block_pass(r.x, n, b * CAP, span, false, k, keep_keys);
+    }
+}
