@@ -10,12 +10,18 @@
  *
  * Usage: bench_render SCENE CAMERAS [--reps R] [--width W --height H] [--sh-half] [--antialiased]
  *                     [--path fwd|train] [--device N]
+ *                     [--host-split] [--commit-every K] [--tile-cap C]
  *   SCENE    any format splatc reads (PLY, compressed PLY, .splat, .spz, .sog)
  *   CAMERAS  a cameras.json (the 3DGS form `splatc train` writes, or splatc's own)
  *   --width/--height  render every camera at this size (intrinsics scaled to keep the field of
  *            view): 1280x720 is the viewer's case
  *   --path   fwd (default): the forward-only render splat_render uses; train: the forward that
- *            training records (also keeps what the backward reads), to compare the two */
+ *            training records (also keeps what the backward reads), to compare the two
+ *   --host-split  also where the host's time around a render goes (recording, submission, the
+ *            wait blocking or polling, an empty submission's round trip)
+ *   --commit-every K  the stream submits after every K dispatches (default 32), so the GPU starts
+ *            on a render's first stages while the host records the rest
+ *   --tile-cap C  tile_sort's block in shared memory (a power of two; default 2048) */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -64,8 +70,8 @@ int main(int argc, char **argv)
 {
     splat_gpu_desc gdesc = {0};
     const char *scene_path = NULL, *cams_path = NULL;
-    uint32_t reps = 5, W = 0, H = 0;
-    bool sh_half = false, antialiased = false, train_path = false;
+    uint32_t reps = 5, W = 0, H = 0, threshold = 0, tile_cap = 0;
+    bool sh_half = false, antialiased = false, train_path = false, host_split = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool has = i + 1 < argc;
@@ -82,6 +88,9 @@ int main(int argc, char **argv)
             train_path = strcmp(p, "train") == 0;
         } else if (strcmp(a, "--sh-half") == 0) sh_half = true;
         else if (strcmp(a, "--antialiased") == 0) antialiased = true;
+        else if (strcmp(a, "--host-split") == 0) host_split = true;
+        else if (strcmp(a, "--commit-every") == 0 && has) threshold = arg_u32(a, argv[++i]);
+        else if (strcmp(a, "--tile-cap") == 0 && has) tile_cap = arg_u32(a, argv[++i]);
         else if (a[0] != '-' && !scene_path) scene_path = a;
         else if (a[0] != '-' && !cams_path) cams_path = a;
         else {
@@ -91,7 +100,8 @@ int main(int argc, char **argv)
     }
     if (!scene_path || !cams_path || (W == 0) != (H == 0)) {
         fprintf(stderr, "usage: bench_render SCENE CAMERAS [--reps R] [--width W --height H] [--sh-half] "
-                        "[--antialiased] [--path fwd|train] [--device N]\n");
+                        "[--antialiased] [--path fwd|train] [--device N] [--host-split] "
+                        "[--commit-every K] [--tile-cap C]\n");
         return 2;
     }
 
@@ -128,6 +138,8 @@ int main(int argc, char **argv)
     if (splat__gpu_init(&g, &gdesc, &err) != SPLAT_OK) die("device", &err);
     if (splat__renderer_init(g, &r, &err) != SPLAT_OK) die("renderer", &err);
     if (splat__stream_init(g, &s, &err) != SPLAT_OK) die("stream", &err);
+    if (threshold) s.threshold = threshold;
+    if (tile_cap && splat__renderer_set_tile_cap(&r, tile_cap, &err) != SPLAT_OK) die("tile cap", &err);
     if (splat__prof_init(g, &prof, &err) != SPLAT_OK) die("timestamps", &err);
 
     /* What splat_render does once per call: the scene and the buffers, sized for every camera. */
@@ -144,8 +156,9 @@ int main(int argc, char **argv)
            scene.count, splat__sh_degree(&rd), rd.sh_half ? ", SH as half floats" : "",
            rd.rasterize_mode == SPLAT_RASTERIZE_ANTIALIASED ? ", antialiased" : "", n_cams, cams_path);
     if (W) printf(", all rendered at %ux%u", W, H);
-    printf("\npath: %s, %u rep(s) of every camera\n\n", train_path ? "train (the forward training records)" : "fwd (splat_render's)",
-           reps);
+    printf("\npath: %s, %u rep(s) of every camera, a submission every %u dispatches, tile_sort blocks of %u\n\n",
+           train_path ? "train (the forward training records)" : "fwd (splat_render's)", reps, s.threshold,
+           r.tile_cap);
 
     /* Warm-up: every camera once (the intersection buffers grow to the largest), then at least 2 s of
      * back-to-back renders, or the first renders are timed at idle clocks. */
@@ -203,6 +216,59 @@ int main(int argc, char **argv)
     }
     mean_p50(isect, n, &mean, &p50);
     printf("| tile intersections | %.0f | %.0f |\n", mean, p50);
+
+    if (host_split) {
+        /* Where the host's time around a render goes, no timestamps recorded: the render as
+         * splat__render_image does it, in its parts (recording, submission, the wait), with a
+         * blocking wait and with the host polling the timeline; and the round trip of a
+         * submission with no work. */
+        enum { REC, COMMIT, WAIT, CHECK, WHOLE, SPIN_WAIT, SPIN_WHOLE, EMPTY, NPARTS };
+        static const char *part[NPARTS] = {"record", "submit", "wait (blocking)", "counters check", "whole (blocking)",
+                                           "wait (polling)", "whole (polling)", "empty submission, blocking wait"};
+        double *t = malloc(sizeof(double) * n * NPARTS);
+        if (!t) die("host split", &err);
+        for (uint32_t pass = 0, i2 = 0; pass < reps; pass++)
+            for (uint32_t k = 0; k < n_cams; k++, i2++)
+                for (int spin = 0; spin < 2; spin++) {
+                    if (splat__stream_sync(&s, SPLAT_SYNC_COMMIT_AND_WAIT, &err) != SPLAT_OK) die("sync", &err);
+                    splat_frame f;
+                    double a = splat__now();
+                    splat__frame_make(&f, &cams[k], &rd, sg.count);
+                    splat_cmd *c = splat__stream_cmd(&s);
+                    splat__render_set_frame(c, &rb, &f);
+                    splat__cmd_barrier(c);
+                    splat__render_fwd(c, &r, &sg, &rb, sg.count);
+                    double b = splat__now();
+                    if (splat__stream_sync(&s, SPLAT_SYNC_COMMIT, &err) != SPLAT_OK) die("submit", &err);
+                    double d = splat__now();
+                    if (spin)
+                        while (splat__stream_completed(&s) < s.submitted) {
+                        }
+                    if (splat__stream_wait(&s, 0, &err) != SPLAT_OK) die("wait", &err);
+                    double e = splat__now();
+                    bool overflow;
+                    uint32_t needed;
+                    if (splat__render_check(g, &rb, &overflow, &needed, &err) != SPLAT_OK || overflow) die("check", &err);
+                    double h = splat__now();
+                    if (!spin) {
+                        t[REC * n + i2] = (b - a) * 1e3, t[COMMIT * n + i2] = (d - b) * 1e3;
+                        t[WAIT * n + i2] = (e - d) * 1e3, t[CHECK * n + i2] = (h - e) * 1e3;
+                        t[WHOLE * n + i2] = (h - a) * 1e3;
+                        splat__cmd_barrier(splat__stream_cmd(&s));
+                        double x = splat__now();
+                        if (splat__stream_sync(&s, SPLAT_SYNC_COMMIT_AND_WAIT, &err) != SPLAT_OK) die("empty", &err);
+                        t[EMPTY * n + i2] = (splat__now() - x) * 1e3;
+                    } else {
+                        t[SPIN_WAIT * n + i2] = (e - d) * 1e3, t[SPIN_WHOLE * n + i2] = (h - a) * 1e3;
+                    }
+                }
+        printf("\n| host time per image, no timestamps | mean | p50 |\n| --- | --- | --- |\n");
+        for (int q = 0; q < NPARTS; q++) {
+            mean_p50(t + (size_t)q * n, n, &mean, &p50);
+            printf("| %s (ms) | %.3f | %.3f |\n", part[q], mean, p50);
+        }
+        free(t);
+    }
 
     /* How long the tiles' runs of entries are (a per-tile stage is as slow as its longest run):
      * every camera once more, untimed, its ranges read back. */

@@ -21,9 +21,10 @@ layout(std430, binding = TILE_SORT_KEYS) coherent buffer Keys { uint keys[]; }; 
 layout(std430, binding = TILE_SORT_VALS) coherent buffer Vals { uint vals[]; };         // [M] Gaussians
 
 const uint WG = 256u;
-// Entries sorted in shared memory at a time: a power of two (4096: 32 KiB), smaller where the
-// device's shared memory is, or where a test wants the merge path on short runs.
-layout(constant_id = 0) const uint CAP = 4096u;
+// Entries sorted in shared memory at a time: a power of two, set by splat__renderer_set_tile_cap
+// (2,048 by default: 16 KiB), smaller where the device's shared memory is, or where a test wants
+// the merge path on short runs.
+layout(constant_id = 0) const uint CAP = 2048u;
 shared uint s_key[CAP];
 shared uint s_val[CAP];
 

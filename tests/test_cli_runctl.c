@@ -225,6 +225,19 @@ static void check_log(const char *path, uint32_t must_have_step, uint32_t last_s
     free(text);
 }
 
+/* The "seconds" of a log's last line (0 when there is none). */
+static double last_seconds(const char *path)
+{
+    char *text = slurp(path, NULL), *last = NULL;
+    for (char *line = text ? strtok(text, "\n") : NULL; line; line = strtok(NULL, "\n")) last = line;
+    cJSON *j = last ? cJSON_Parse(last) : NULL;
+    const cJSON *s = j ? cJSON_GetObjectItem(j, "seconds") : NULL;
+    double v = cJSON_IsNumber(s) ? s->valuedouble : 0;
+    cJSON_Delete(j);
+    free(text);
+    return v;
+}
+
 /* Ctrl-C in the middle of a run: exit 130, a PLY and a checkpoint that load, and a resume from it
  * ends on the bytes of a run that was never stopped. SIGUSR1 (save now), --save-every,
  * --checkpoint-every and --log leave those bytes alone too; the log reads as JSON lines. */
@@ -240,14 +253,20 @@ SPLAT_TEST(cli_interrupt_resume)
     const char *a = tpath("a"), *b = tpath("b"), *c = tpath("c");
     const char *out = tpath("run.out"), *blog = tpath("b.log"), *clog = tpath("c.log");
 
-    const char *plain[] = {"", "train", dir, "-o", a, "--steps", s_steps, "-q", "--no-renders", NULL};
+    const char *alog = tpath("a.log");
+    const char *plain[] = {"", "train", dir, "-o", a, "--steps", s_steps, "--log", alog, "-q", "--no-renders", NULL};
     T_REQUIRE(run(plain, out) == 0, "the plain run failed");
+    /* The pause before the signal stays within the first half of the plain run's training: on an
+     * H100 the whole run takes about 60 ms, on lavapipe seconds. */
+    double train_s = last_seconds(alog);
+    T_REQUIRE(train_s > 0, "the plain run's log has no training time");
+    uint64_t pause_us = (uint64_t)SPLAT_MIN(500000.0, 0.5e6 * train_s) + 1;
 
     /* stopped by SIGINT once it logged a step, after a random pause */
     const char *stopped[] = {"", "train", dir, "-o", b, "--steps", s_steps, "--log", blog, "-q", "--no-renders", NULL};
     pid_t pid = spawn(stopped, out);
     T_REQUIRE(wait_for_text(blog, "\"step\"", pid, 120), "the run never logged a step");
-    usleep((useconds_t)(splat__rng_u64(splat_test_rng()) % 500000));
+    usleep((useconds_t)(splat__rng_u64(splat_test_rng()) % pause_us));
     kill(pid, SIGINT);
     int rc = wait_exit(pid, 120);
     char *text = slurp(out, NULL);

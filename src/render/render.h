@@ -88,8 +88,9 @@ typedef struct splat_renderer {
 
 splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *err);
 void splat__renderer_free(splat_renderer *r);
-/* Rebuilds tile_sort with blocks of `cap` entries (a power of two, 2 up to the device's default;
- * 0: the default), so that tests take its merge of blocks on short runs. */
+/* Rebuilds tile_sort with blocks of `cap` entries (a power of two, 2 up to what the device's
+ * shared memory holds, 4,096 on most; 0: the default, 2,048), so that tests take its merge of
+ * blocks on short runs and benchmarks can compare block sizes. */
 splat_status splat__renderer_set_tile_cap(splat_renderer *r, uint32_t cap, splat_error *err);
 
 /* Per-render buffers, sized for `capacity` Gaussians, `isect_capacity` tile intersections and
