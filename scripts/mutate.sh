@@ -63,6 +63,15 @@ mut sh_row_short shaders/sh_access.glsl raster_ \
 mut sh_row_blue_green shaders/sh_access.glsl raster_ \
     'return vec3(row[f >> 2u][f & 3u], row[(f + 1u) >> 2u][(f + 1u) & 3u], row[(f + 2u) >> 2u][(f + 2u) & 3u]);' \
     'return vec3(row[f >> 2u][f & 3u], row[(f + 1u) >> 2u][(f + 1u) & 3u], row[(f + 1u) >> 2u][(f + 1u) & 3u]);'
+mut image_rec_frame_baked src/render/render.c api_render \
+    '        record_image(&b->image_rec.cmd, j, true);' \
+    '        record_image(&b->image_rec.cmd, j, false);'
+mut image_rec_frame_short src/render/render.c api_render \
+    '    memcpy(b->frame_host.map, j->f, sizeof *j->f);' \
+    '    memcpy(b->frame_host.map, j->f, 64);'
+mut image_rec_isect_unkeyed src/render/render.c api_render \
+    '    struct splat_image_key k = {.renderer = j->r->id, .isect = j->b->keys_lo.id, .count = j->scene->count,' \
+    '    struct splat_image_key k = {.renderer = j->r->id, .isect = 0, .count = j->scene->count,'
 mut range_end_short shaders/ranges_fwd.comp api_ \
     'if (i + 1u == n || tile_of_isect[i + 1u] != tile) ranges[tile].y = i + 1u;' \
     'if (i + 1u == n || tile_of_isect[i + 1u] != tile) ranges[tile].y = i;'

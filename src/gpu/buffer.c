@@ -31,12 +31,19 @@ static int find_type(const splat_gpu *g, uint32_t allowed, VkMemoryPropertyFlags
 /* Decimals that keep a size in MiB readable: a few KiB is not "0.0 MiB". */
 static int mib_digits(uint64_t bytes) { return bytes < 1048576 ? 4 : 1; }
 
+uint64_t splat__unique_id(void)
+{
+    static uint64_t last;
+    return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
 splat_status splat__buf_init(splat_gpu *g, splat_buf *b, const char *name, VkDeviceSize size, splat_mem kind,
                              splat_error *err)
 {
     memset(b, 0, sizeof *b);
     snprintf(b->name, sizeof b->name, "%s", name);
     b->kind = kind;
+    b->id = splat__unique_id();
     /* Bindings need a buffer even when a stage has nothing to store; 16 bytes keeps every
      * binding of an empty scene valid. */
     VkDeviceSize alloc_size = size < 16 ? 16 : (size + 15) & ~(VkDeviceSize)15;

@@ -124,6 +124,8 @@ typedef struct splat_buf {
     VkDeviceSize size;
     void *map;                       /* host pointer when host-visible, else NULL */
     splat_mem kind;
+    uint64_t id;                     /* unique in the process: tells this buffer from a later one that
+                                        gets the same handle (recordings compare it) */
     char name[40];
 } splat_buf;
 
@@ -131,6 +133,8 @@ typedef struct splat_buf {
  * size larger than the heap) is SPLAT_ERR_OUT_OF_DEVICE_MEMORY naming the buffer. */
 splat_status splat__buf_init(splat_gpu *g, splat_buf *b, const char *name, VkDeviceSize size, splat_mem kind,
                              splat_error *err);
+/* A number never returned before in this process (never 0). */
+uint64_t splat__unique_id(void);
 void splat__buf_free(splat_gpu *g, splat_buf *b);
 /* A set of buffers allocated together, in order, stopping at the first failure (the caller frees
  * the set: splat__buf_free does nothing to a buffer never allocated). */
@@ -296,6 +300,10 @@ splat_status splat__stream_sync(splat_stream *s, splat_sync kind, splat_error *e
 splat_status splat__stream_wait(splat_stream *s, uint64_t value, splat_error *err);
 /* Highest submission value known complete (does not wait). */
 uint64_t splat__stream_completed(splat_stream *s);
+/* splat__stream_wait(s, 0) for a wait known to be short (an image): polls the timeline for up to
+ * `poll_s` seconds before blocking, since a blocking wait wakes about 0.02 ms late on the H100.
+ * Never polls on a CPU device, whose work needs the cores the poll would take. */
+splat_status splat__stream_wait_polled(splat_stream *s, double poll_s, splat_error *err);
 
 /* A recording: a command buffer recorded once and submitted many times (replay). */
 typedef struct splat_rec {

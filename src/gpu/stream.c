@@ -298,6 +298,16 @@ splat_status splat__stream_wait(splat_stream *s, uint64_t value, splat_error *er
     return SPLAT_OK;
 }
 
+splat_status splat__stream_wait_polled(splat_stream *s, double poll_s, splat_error *err)
+{
+    if (s->gpu->info.type != VK_PHYSICAL_DEVICE_TYPE_CPU) {
+        double t0 = splat__now();
+        while (splat__stream_completed(s) < s->submitted && splat__now() - t0 < poll_s) {
+        }
+    }
+    return splat__stream_wait(s, 0, err);
+}
+
 /* Makes room for one more submission in flight. */
 static splat_status reserve_slot(splat_stream *s, splat_error *err)
 {

@@ -81,6 +81,7 @@ typedef struct splat_renderer {
     splat_pipe project_fwd, isect_setup, isect_fwd, ranges_fwd, rasterize_fwd;
     splat_pipe tile_sort;                      /* forward-only renders */
     uint32_t tile_cap;                         /* tile_sort's block in shared memory (entries) */
+    uint64_t id;                               /* new at init and whenever a pipeline is rebuilt */
     splat_pipe project_fwd_only, project_fwd_h_only, isect_fwd_only, rasterize_fwd_only;
     splat_pipe rasterize_bwd, project_bwd, project_bwd_stats;
     splat_pipe project_fwd_h, project_bwd_h;   /* half-float SH */
@@ -119,6 +120,14 @@ typedef struct splat_render_bufs {
     splat_buf debug;        /* the first non-finite gradient the backward caught (splat__render_debug) */
     splat_buf readback;     /* host-visible copy of the counters (discrete GPUs) */
     bool fwd_only;          /* splat__render_bufs_init_fwd_only */
+    /* splat__render_image's work recorded once and replayed for every camera (the camera comes
+     * from frame_host), recorded again when what it bound changes (image_key). */
+    splat_buf frame_host;   /* host-visible splat_frame */
+    splat_rec image_rec;
+    struct splat_image_key {
+        uint64_t renderer, scene[SPLAT_GROUP_COUNT], isect, copy, copy_bytes;
+        uint32_t count, sh_half;
+    } image_key;
 } splat_render_bufs;
 
 /* isect_capacity 0: a small start (it grows on demand). Allocation only, no GPU work: the backward's

@@ -25,6 +25,7 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
     const uint32_t push = sizeof(splat_render_push);
     const uint32_t stats_on = 1, on = 1;
     r->tile_cap = default_tile_cap(g);
+    r->id = splat__unique_id();
     /* rasterize_bwd adds the subgroups' sums in shared memory, SUB Gaussians at a time: as many
      * as fit beside its batch arrays (about 14 KiB), for as many subgroups as the smallest
      * subgroup size allows. */
@@ -79,6 +80,7 @@ splat_status splat__renderer_set_tile_cap(splat_renderer *r, uint32_t cap, splat
     splat__pipe_free(r->gpu, &r->tile_sort);
     r->tile_sort = p;
     r->tile_cap = cap;
+    r->id = splat__unique_id();
     return SPLAT_OK;
 }
 
@@ -184,6 +186,7 @@ static splat_status bufs_init(splat_gpu *g, const splat_renderer *r, splat_rende
         {&b->gate, "render.gate", 4, SPLAT_MEM_DEVICE},
         {&b->debug, "render.debug", 128, SPLAT_MEM_DEVICE},
         {&b->readback, "render.readback", sizeof(splat_counters), SPLAT_MEM_READBACK},
+        {&b->frame_host, "render.frame_host", sizeof(splat_frame), SPLAT_MEM_UPLOAD},
     };
     splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
     uint64_t most = g->info.max_storage_range / (fwd_only ? 4 : 36);
@@ -216,8 +219,9 @@ void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b)
     isect_bufs_free(g, b);
     splat_buf *all[] = {&b->frame, &b->counters, &b->scan_total, &b->sort_count, &b->proj, &b->radii, &b->tiles, &b->offsets, &b->scan_scratch,
                         &b->ranges, &b->out_rgbt, &b->out_last, &b->out_depth, &b->grad_img, &b->stats,
-                        &b->gate, &b->debug, &b->readback};
+                        &b->gate, &b->debug, &b->readback, &b->frame_host};
     for (size_t k = 0; k < SPLAT_COUNTOF(all); k++) splat__buf_free(g, all[k]);
+    splat__rec_free(g, &b->image_rec);
     memset(b, 0, sizeof *b);
 }
 
