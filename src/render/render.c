@@ -110,8 +110,13 @@ splat_status splat__render_run(splat_stream *s, const splat_renderer *r, splat_r
                                const splat_render_job *job, splat_error *err)
 {
     for (int attempt = 0; attempt < 4; attempt++) {
-        job->record(splat__stream_cmd(s), job->user);
-        splat_status st = splat__stream_sync(s, SPLAT_SYNC_COMMIT_AND_WAIT, err);
+        splat_status st;
+        if (job->submit) {
+            st = job->submit(s, job->user, err);
+        } else {
+            job->record(splat__stream_cmd(s), job->user);
+            st = splat__stream_sync(s, SPLAT_SYNC_COMMIT_AND_WAIT, err);
+        }
         bool overflow;
         uint32_t needed;
         if (st == SPLAT_OK) st = splat__render_check(s->gpu, b, &overflow, &needed, err);
@@ -159,8 +164,9 @@ static struct splat_image_key image_key(const image_job *j)
  * every call waits (polling the first 2 ms: a blocking wait woke 0.02 ms late), so the host never
  * writes the camera while a replay still reads it. A profiled stream (benchmarks' timestamps)
  * records afresh. */
-static splat_status image_submit(splat_stream *s, const image_job *j, splat_error *err)
+static splat_status image_submit(splat_stream *s, void *user, splat_error *err)
 {
+    const image_job *j = user;
     if (s->cmd.prof) {
         record_image(splat__stream_cmd(s), j, false);
         return splat__stream_sync(s, SPLAT_SYNC_COMMIT_AND_WAIT, err);
@@ -197,17 +203,7 @@ splat_status splat__render_image_copy(splat_stream *s, const splat_renderer *r, 
     splat_frame f;
     splat__frame_make(&f, cam, desc, scene->count);
     image_job j = {r, scene, b, &f, copy, bytes};
-    for (int attempt = 0; attempt < 4; attempt++) {
-        splat_status st = image_submit(s, &j, err);
-        bool overflow;
-        uint32_t needed;
-        if (st == SPLAT_OK) st = splat__render_check(s->gpu, b, &overflow, &needed, err);
-        if (st != SPLAT_OK) return st;
-        if (!overflow) return SPLAT_OK;
-        st = splat__render_bufs_grow_isect(s->gpu, r, b, needed, err);
-        if (st != SPLAT_OK) return st;
-    }
-    return splat__fail(err, SPLAT_ERR_DEVICE, "render: intersection count kept growing");
+    return splat__render_run(s, r, b, &(splat_render_job){.submit = image_submit, .user = &j}, err);
 }
 
 splat_status splat__render_image(splat_stream *s, const splat_renderer *r, const splat_scene_gpu *scene,

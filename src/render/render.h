@@ -214,12 +214,14 @@ splat_status splat__render_check(splat_gpu *g, splat_render_bufs *b, bool *overf
 uint32_t splat__render_debug(splat_gpu *g, splat_render_bufs *b, char *msg, size_t size);
 
 /* The overflow-retry path of every render that waits for its result: records the work through
- * `record`, submits and waits, checks the counters, and after an overflow grows the
- * intersection buffers, calls `regrown` (to re-record whatever else bound them; may be NULL) and
- * runs the work again. Training's ring, which does not wait, grows the same way
- * (splat__render_bufs_grow_isect) when it retires an overflowed iteration. */
+ * `record`, submits and waits (or has `submit` do both, for work it keeps recorded), checks the
+ * counters, and after an overflow grows the intersection buffers, calls `regrown` (to re-record
+ * whatever else bound them; may be NULL) and runs the work again. Training's ring, which does not
+ * wait, grows the same way (splat__render_bufs_grow_isect) when it retires an overflowed
+ * iteration. */
 typedef struct splat_render_job {
     void (*record)(splat_cmd *c, void *user);
+    splat_status (*submit)(splat_stream *s, void *user, splat_error *err); /* instead of record */
     splat_status (*regrown)(void *user, splat_error *err);
     void *user;
 } splat_render_job;
