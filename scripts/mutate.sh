@@ -42,6 +42,9 @@ mut project_alone_boundary shaders/project_fwd.glsl raster_ \
 mut sh_row_half_swapped shaders/sh_access.glsl api_render_sh_half \
     'row[2u * j + 1u] = vec4(unpackHalf2x16(h.z), unpackHalf2x16(h.w));' \
     'row[2u * j + 1u] = vec4(unpackHalf2x16(h.w), unpackHalf2x16(h.z));'
+mut tile_sort_skipped src/render/render.c raster_ \
+    '    splat__tile_sort_record(c, r, b);' \
+    '    (void)splat__tile_sort_record;'
 mut tile_sort_tie_reversed shaders/tile_sort.comp raster_fwd_only \
     'bool later(uint ka, uint va, uint kb, uint vb) { return ka > kb || (ka == kb && va > vb); }' \
     'bool later(uint ka, uint va, uint kb, uint vb) { return ka > kb || (ka == kb && va < vb); }'

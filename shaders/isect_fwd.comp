@@ -6,9 +6,9 @@
 // leaves that tile's partial gradient. Keys beyond the capacity are dropped; the setup stage has
 // already flagged the overflow, so nothing downstream is used.
 //
-// FWD_ONLY (splat__render_bufs_fwd_only): writes only what the forward reads, the Gaussian itself
-// as the value; the sort orders by tile alone and carries the depth bits along, and tile_sort
-// then orders each tile's run by (depth bits, Gaussian).
+// The sort orders by tile alone and carries the depth bits along; tile_sort then orders each
+// tile's run by (depth bits, value). FWD_ONLY (splat__render_bufs_fwd_only): writes only what the
+// forward reads, the Gaussian itself as the value.
 #extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"

@@ -1,9 +1,9 @@
 #version 450
-// Forward-only renders, the tile-first order (SPLAT_TILE_SORT=1): the intersections were emitted
-// in Gaussian order and sorted by tile alone, carrying their depth bits; one workgroup per tile
-// now sorts its run [ranges[t].x, ranges[t].y) by (depth bits, Gaussian). The stable tile sort
-// keeps ties in emission order, which is Gaussian order, so this is exactly the order of the
-// (tile, depth, index) key.
+// The tile-first order: the intersections were emitted in Gaussian order and sorted by tile
+// alone, carrying their depth bits; one workgroup per tile now sorts its run [ranges[t].x,
+// ranges[t].y) by (depth bits, value). The value is the emission index (training) or the Gaussian
+// (forward-only renders); both rise with the Gaussian, which is the order a stable sort by the
+// full (tile, depth) key leaves ties in, so this is exactly that sort's order.
 //
 // A bitonic network with every comparator ascending (the first step of each merge compares
 // mirrored positions), so the virtual +inf past the run's end never moves and comparators
@@ -18,7 +18,7 @@ layout(local_size_x = 256) in;
 layout(std430, binding = TILE_SORT_FRAME) readonly buffer FrameBuf { splat_frame frame; };
 layout(std430, binding = TILE_SORT_RANGES) readonly buffer Ranges { uvec2 ranges[]; };  // [tiles]
 layout(std430, binding = TILE_SORT_KEYS) coherent buffer Keys { uint keys[]; };         // [M] depth bits
-layout(std430, binding = TILE_SORT_VALS) coherent buffer Vals { uint vals[]; };         // [M] Gaussians
+layout(std430, binding = TILE_SORT_VALS) coherent buffer Vals { uint vals[]; };         // [M] emission indices (fwd-only: Gaussians)
 
 const uint WG = 256u;
 // Entries sorted in shared memory at a time: a power of two, set by splat__renderer_set_tile_cap
@@ -43,7 +43,7 @@ uvec2 pair_of(uint q, uint d, uint k)
 
 // The block of `span` entries at `base` of the run at r0 (n entries in all) in shared memory:
 // `whole` sorts it (levels 2..span); otherwise the strides span/2..1 of merge level k.
-void block_pass(uint r0, uint n, uint base, uint span, bool whole, uint k, bool keep_keys)
+void block_pass(uint r0, uint n, uint base, uint span, bool whole, uint k)
 {
     uint tid = gl_LocalInvocationIndex;
     uint m = min(span, n - base);
@@ -60,10 +60,9 @@ void block_pass(uint r0, uint n, uint base, uint span, bool whole, uint k, bool 
             barrier();
         }
     }
-    for (uint p = tid; p < m; p += WG) {
-        vals[r0 + base + p] = s_val[p];
-        if (keep_keys) keys[r0 + base + p] = s_key[p];
-    }
+    // the keys too, though only the merge reads them again: 4 bytes an entry (about 1 us a frame
+    // on the H100) buy sorted keys that tests can check against the depths
+    for (uint p = tid; p < m; p += WG) vals[r0 + base + p] = s_val[p], keys[r0 + base + p] = s_key[p];
     memoryBarrierBuffer();
     barrier();
 }
@@ -78,8 +77,7 @@ void main()
     uint P = 2u;
     while (P < n) P <<= 1u;
     uint span = min(P, CAP), blocks = (n + CAP - 1u) / CAP;
-    bool keep_keys = blocks > 1u;
-    for (uint b = 0u; b < blocks; b++) block_pass(r.x, n, b * CAP, span, true, 0u, keep_keys);
+    for (uint b = 0u; b < blocks; b++) block_pass(r.x, n, b * CAP, span, true, 0u);
     uint tid = gl_LocalInvocationIndex;
     for (uint k = 2u * CAP; k <= P; k <<= 1u) {
         for (uint d = k >> 1u; d >= CAP; d >>= 1u) {
@@ -92,6 +90,6 @@ void main()
             memoryBarrierBuffer();
             barrier();
         }
-        for (uint b = 0u; b < blocks; b++) block_pass(r.x, n, b * CAP, span, false, k, keep_keys);
+        for (uint b = 0u; b < blocks; b++) block_pass(r.x, n, b * CAP, span, false, k);
     }
 }

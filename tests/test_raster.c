@@ -544,6 +544,38 @@ done:
     splat_scene_free(&s);
 }
 
+/* Every tile's run in the order of docs/RASTER.md section 2, checked from its definition: strictly
+ * increasing (depth bits, Gaussian), each entry's key its Gaussian's depth as projected. Both paths
+ * order runs with tile_sort, so comparing them alone would miss a fault in it. */
+static void check_runs(splat_gpu *g, const splat_render_bufs *b, const splat_camera *cam, uint32_t n_isect,
+                       const char *which)
+{
+    splat_error err = {0};
+    uint32_t tiles = ((cam->width + 15) / 16) * ((cam->height + 15) / 16);
+    uint32_t *ranges = malloc(8ull * tiles), *keys = malloc(4ull * n_isect + 4), *vals = malloc(4ull * n_isect + 4);
+    uint32_t *gauss = b->fwd_only ? NULL : malloc(4ull * n_isect + 4);
+    float *proj = malloc((size_t)b->proj.size);
+    T_OK(splat__buf_download(g, &b->ranges, 0, ranges, 8ull * tiles, &err), &err);
+    T_OK(splat__buf_download(g, &b->keys_lo, 0, keys, 4ull * n_isect, &err), &err);
+    T_OK(splat__buf_download(g, &b->vals, 0, vals, 4ull * n_isect, &err), &err);
+    if (gauss) T_OK(splat__buf_download(g, &b->gauss_of_emit, 0, gauss, 4ull * n_isect, &err), &err);
+    T_OK(splat__buf_download(g, &b->proj, 0, proj, b->proj.size, &err), &err);
+    uint32_t bad = 0;
+    for (uint32_t t = 0; t < tiles && !bad; t++)
+        for (uint32_t k = ranges[2 * t]; k < ranges[2 * t + 1] && !bad; k++) {
+            uint32_t gi = gauss ? gauss[vals[k]] : vals[k], depth_bits;
+            memcpy(&depth_bits, &proj[12ull * gi + 2], 4);
+            uint32_t pgi = k == ranges[2 * t] ? 0 : (gauss ? gauss[vals[k - 1]] : vals[k - 1]);
+            bool ordered = k == ranges[2 * t] || keys[k - 1] < keys[k] || (keys[k - 1] == keys[k] && pgi < gi);
+            if (keys[k] != depth_bits || !ordered) {
+                bad++;
+                T_CHECK(false, "%s: tile %u, position %u: Gaussian %u (key 0x%08x, its depth 0x%08x) after Gaussian %u (key 0x%08x)",
+                        which, t, k - ranges[2 * t], gi, keys[k], depth_bits, pgi, k > ranges[2 * t] ? keys[k - 1] : 0);
+            }
+        }
+    free(ranges), free(keys), free(vals), free(gauss), free(proj);
+}
+
 /* The forward-only render (splat__render_bufs_init_fwd_only: what splat_render uses) gives the bits of
  * the full forward that training records: every pixel's colour and final transmittance. The
  * scenes make the order of equal depths show: groups of Gaussians at one mean (the same depth
@@ -552,7 +584,7 @@ done:
  * changes which Gaussians blend), antialiased mode on some, a good part of each scene behind the
  * camera, and GPU scenes holding more rows than are rendered. The forward-only buffers start tiny, so they also overflow and regrow.
  * Two cases sort each tile's run in blocks of 4 and 64 entries, so that runs longer than a block
- * take tile_sort's merge. */
+ * take tile_sort's merge. Both paths' runs are also checked against the order's definition. */
 SPLAT_TEST(raster_fwd_only_bits)
 {
     /* tile: tile_sort's block (0: the default); small blocks take its merge of blocks */
@@ -612,6 +644,8 @@ SPLAT_TEST(raster_fwd_only_bits)
                cam.width, cam.height, cases[c].cap, cases[c].aa ? " antialiased" : "", r.tile_cap, ka.n_isect,
                fwd.isect_capacity);
         T_CHECK(ka.n_isect == kb.n_isect && !ka.overflow && !kb.overflow, "intersections %u vs %u", ka.n_isect, kb.n_isect);
+        check_runs(g, &full, &cam, ka.n_isect, "training forward");
+        check_runs(g, &fwd, &cam, kb.n_isect, "forward-only");
         T_CHECK(differ == 0, "case %zu: %llu of %llu pixels differ, first (%llu, %llu): %.9g %.9g %.9g T %.9g vs %.9g %.9g %.9g T %.9g",
                 c, (unsigned long long)differ, (unsigned long long)px, (unsigned long long)(first % cam.width),
                 (unsigned long long)(first / cam.width), a[4 * first], a[4 * first + 1], a[4 * first + 2], a[4 * first + 3],

@@ -1,8 +1,8 @@
 /* render: the tile intersections (docs/RASTER.md section 2). isect_setup turns the scan's total
  * into the count the sort and the per-intersection dispatches use (clamped to the capacity, with
  * the overflow flagged); isect_fwd writes every intersection's key (tile id, depth bits) and value
- * (its emission index; forward-only renders: the Gaussian), one thread per Gaussian. Forward-only
- * renders sort by tile alone and then each tile's run by depth in a workgroup (tile_sort). */
+ * (its emission index; forward-only renders: the Gaussian), one thread per Gaussian. The sort is by
+ * tile alone; then tile_sort orders each tile's run by depth in a workgroup. */
 #include "render/render.h"
 
 void splat__isect_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b, uint32_t n)

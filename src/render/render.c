@@ -31,15 +31,17 @@ void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "isect_fwd");
 
-    /* fwd_only: by tile alone, the depth bits carried along as the second key word; tile_sort
-     * then orders each tile's run by (depth bits, Gaussian), which is the full key's order */
+    /* By tile alone, the depth bits carried along as the second key word; tile_sort then orders
+     * each tile's run by (depth bits, value). The values rise with the Gaussian (the emission
+     * index in training, the Gaussian itself in forward-only renders), so that is the order of
+     * the stable sort by the full (tile, depth) key, in two radix passes instead of six. */
     splat__sort_record(c, &r->sorter, &(splat_sort_args){
         .key_words = 2,
-        .bits = b->fwd_only ? pc.sort_bits - 32 : pc.sort_bits,
+        .bits = pc.sort_bits - 32,
         .max_count = b->isect_capacity,
         .count = SPLAT_VIEW(b->sort_count),
-        .keys = b->fwd_only ? SPLAT_VIEW(b->keys_hi) : SPLAT_VIEW(b->keys_lo),
-        .keys_hi = b->fwd_only ? SPLAT_VIEW(b->keys_lo) : SPLAT_VIEW(b->keys_hi),
+        .keys = SPLAT_VIEW(b->keys_hi),
+        .keys_hi = SPLAT_VIEW(b->keys_lo),
         .values = SPLAT_VIEW(b->vals),
         .scratch = SPLAT_VIEW(b->sort_scratch),
     });
@@ -49,11 +51,9 @@ void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
     splat__ranges_record(c, r, b);
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "ranges_fwd");
-    if (b->fwd_only) {
-        splat__tile_sort_record(c, r, b);
-        splat__cmd_barrier(c);
-        splat__cmd_mark(c, "tile_sort");
-    }
+    splat__tile_sort_record(c, r, b);
+    splat__cmd_barrier(c);
+    splat__cmd_mark(c, "tile_sort");
 
     splat__rasterize_fwd_record(c, r, b);
     splat__cmd_barrier(c);

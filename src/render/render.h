@@ -12,9 +12,9 @@
  *   rasterize.c   rasterize_fwd; backward: rasterize_bwd
  *   project.c     backward: project_bwd, the chain rule to the parameters
  *
- * Forward-only renders (splat__render_bufs_init_fwd_only: images, not training) sort the
- * intersections by tile id alone and then each tile's run by (depth, Gaussian) in a workgroup
- * (isect.c, tile_sort); the pixels are the same bits.
+ * The intersections are sorted by tile id alone and then each tile's run by (depth, emission
+ * index or Gaussian) in a workgroup (isect.c, tile_sort): the order of the stable sort by the full
+ * (tile, depth) key, in training and in forward-only renders alike.
  *
  * render.c strings them together (splat__render_fwd / _bwd), checks a finished render and holds
  * the one overflow-retry path. scene_gpu.c keeps Gaussians on the GPU, a buffer per parameter
@@ -79,7 +79,7 @@ typedef struct splat_renderer {
     splat_gpu *gpu;
     splat_sorter sorter;
     splat_pipe project_fwd, isect_setup, isect_fwd, ranges_fwd, rasterize_fwd;
-    splat_pipe tile_sort;                      /* forward-only renders */
+    splat_pipe tile_sort;                      /* each tile's run by depth, after the sort by tile */
     uint32_t tile_cap;                         /* tile_sort's block in shared memory (entries) */
     uint64_t id;                               /* new at init and whenever a pipeline is rebuilt */
     splat_pipe project_fwd_only, project_fwd_h_only, isect_fwd_only, rasterize_fwd_only;
@@ -147,11 +147,8 @@ splat_status splat__render_bufs_grow_isect(splat_gpu *g, const splat_renderer *r
                                            splat_error *err);
 
 /* Buffers that render forward only, the way images are rendered (splat_render, the viewer): the
- * same pixels, bit for bit, for less work. The intersections are sorted by tile id alone (two
- * passes where the full (tile, depth) key takes six), carrying their depth bits, and tile_sort
- * orders each tile's run by (depth bits, Gaussian) in one workgroup: the stable full sort's order,
- * whose ties keep emission order, which is Gaussian order. Nothing the
- * backward reads is written (intersections' Gaussians and partial gradients, each pixel's last
+ * same pixels, bit for bit, for less work. The sorted values are the Gaussians themselves (not
+ * emission indices), and nothing the backward reads is written (intersections' Gaussians and partial gradients, each pixel's last
  * position and depth), and those buffers are stubs; splat__render_bwd must not follow. Training
  * never uses these. */
 splat_status splat__render_bufs_init_fwd_only(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b,
@@ -181,7 +178,8 @@ void splat__project_fwd_record(splat_cmd *c, const splat_renderer *r, const spla
                                splat_render_bufs *b, uint32_t n);
 /* isect_setup (the count the sort and the indirect dispatches use), then isect_fwd. */
 void splat__isect_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b, uint32_t n);
-/* fwd_only, after ranges_fwd: each tile's run ordered by (depth bits, Gaussian). */
+/* After ranges_fwd: each tile's run ordered by (depth bits, value): the value is the emission
+ * index (training) or the Gaussian (fwd_only), both rising with the Gaussian. */
 void splat__tile_sort_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
 void splat__ranges_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
 void splat__rasterize_fwd_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
