@@ -87,6 +87,9 @@ mut seen_box_no_ceil shaders/render_common.glsl train_stats_seen \
 mut seen_pixels_ignored src/train/trainer.c train_stats_seen \
     '*box = !(*asked && strcmp(v, "pixels") == 0);' \
     '*box = true;'
+mut runctl_signal_always_quits src/cli/runctl.c cli_interrupt \
+    '    if (!rc->trainer || rc->stop_signal) {' \
+    '    if (true) {'
 mut seen_resume_dropped src/train/checkpoint.c train_seen \
     '        t->seen_box = seen_box;' \
     '        (void)seen_box;'
