@@ -2,6 +2,21 @@
 #include "harness.h"
 #include "raster_support.h"
 
+/* The pixels not compared: those with a borderline decision, and every pixel of a tile where the
+ * tile test was borderline (docs/RASTER.md, last section). */
+static bool *unclear_pixels(const splat_ref_image *ref, const splat_ref_lists *lists, uint32_t W, uint32_t H)
+{
+    uint64_t px = (uint64_t)W * H;
+    bool *skip = calloc(px, 1);
+    for (uint64_t p = 0; p < px; p++) skip[p] = ref->margin[p] < T_PIXEL_MARGIN;
+    for (uint32_t k = 0; k < lists->n_border; k++) {
+        uint32_t tx = lists->border_tile[k] % lists->tiles_x, ty = lists->border_tile[k] / lists->tiles_x;
+        for (uint32_t y = ty * 16; y < SPLAT_MIN(ty * 16 + 16, H); y++)
+            for (uint32_t x = tx * 16; x < SPLAT_MIN(tx * 16 + 16, W); x++) skip[y * W + x] = true;
+    }
+    return skip;
+}
+
 /* splat_render and splat_render_backward on a random scene of n Gaussians: image, alpha and every
  * gradient group. Tiles where the tile test was borderline and pixels with a borderline decision
  * get no upstream gradient and are not compared (docs/RASTER.md, last section). */
@@ -27,13 +42,7 @@ static void check_api(bool sh_half, uint32_t n)
     splat_ref_image ref;
     T_OK(splat__ref_render(&s, &cam, &set, proj, &lists, &ref, &err), &err);
     uint64_t px = (uint64_t)W * H;
-    bool *skip = calloc(px, 1);
-    for (uint64_t p = 0; p < px; p++) skip[p] = ref.margin[p] < T_PIXEL_MARGIN;
-    for (uint32_t k = 0; k < lists.n_border; k++) {
-        uint32_t tx = lists.border_tile[k] % lists.tiles_x, ty = lists.border_tile[k] / lists.tiles_x;
-        for (uint32_t y = ty * 16; y < SPLAT_MIN(ty * 16 + 16, H); y++)
-            for (uint32_t x = tx * 16; x < SPLAT_MIN(tx * 16 + 16, W); x++) skip[y * W + x] = true;
-    }
+    bool *skip = unclear_pixels(&ref, &lists, W, H);
     float *d_rgb = calloc(px * 3, 4), *d_alpha = calloc(px, 4), *img = malloc(px * 12), *alpha = malloc(px * 4);
     for (uint64_t p = 0; p < px; p++)
         if (!skip[p]) {
@@ -128,13 +137,7 @@ SPLAT_TEST(api_render_cameras_vs_ref)
         splat_ref_image ref;
         T_OK(splat__ref_render(&s, cam, &set, proj, &lists, &ref, &err), &err);
         uint64_t px = (uint64_t)cam->width * cam->height;
-        bool *skip = calloc(px, 1);
-        for (uint64_t p = 0; p < px; p++) skip[p] = ref.margin[p] < T_PIXEL_MARGIN;
-        for (uint32_t b = 0; b < lists.n_border; b++) {
-            uint32_t tx = lists.border_tile[b] % lists.tiles_x, ty = lists.border_tile[b] / lists.tiles_x;
-            for (uint32_t y = ty * 16; y < SPLAT_MIN(ty * 16 + 16, cam->height); y++)
-                for (uint32_t x = tx * 16; x < SPLAT_MIN(tx * 16 + 16, cam->width); x++) skip[y * cam->width + x] = true;
-        }
+        bool *skip = unclear_pixels(&ref, &lists, cam->width, cam->height);
         double e = t_norm_err(img[k], ref.rgb, NULL, px, 3, skip, NULL);
         printf("  camera %u (%ux%u): image error %.1e\n", k, cam->width, cam->height, e);
         T_CHECK(e < T_TOL_IMAGE_NORM, "camera %u of %u: image normalised error %.3g", k, K, e);
