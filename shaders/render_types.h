@@ -68,7 +68,7 @@ SPLAT_STRUCT(splat_render_push)
 {
     u32 capacity;            /* rows the per-Gaussian buffers hold */
     u32 isect_capacity;
-    u32 sort_bits;
+    u32 tile_bits;           /* bits of a tile id, the dummy included: what the sort by tile sorts */
     u32 dummy_tile;          /* a tile id past every real one: where padding entries sort */
 };
 

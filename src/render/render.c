@@ -37,7 +37,7 @@ void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
      * the stable sort by the full (tile, depth) key, in two radix passes instead of six. */
     splat__sort_record(c, &r->sorter, &(splat_sort_args){
         .key_words = 2,
-        .bits = pc.sort_bits - 32,
+        .bits = pc.tile_bits,
         .max_count = b->isect_capacity,
         .count = SPLAT_VIEW(b->sort_count),
         .keys = SPLAT_VIEW(b->keys_hi),

@@ -122,7 +122,7 @@ splat_render_push splat__render_push(const splat_render_bufs *b)
     return (splat_render_push){
         .capacity = b->capacity,
         .isect_capacity = b->isect_capacity,
-        .sort_bits = 32 + bits_for(tiles + 1),
+        .tile_bits = bits_for(tiles + 1),
         .dummy_tile = tiles,
     };
 }

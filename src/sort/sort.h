@@ -9,11 +9,13 @@
  *     ...record the producer of keys, values and the count...
  *     splat__cmd_barrier(c);                                      // the inputs are visible
  *     splat__sort_record(c, &s, &(splat_sort_args){
- *         .key_words = 2, .bits = 32 + tile_bits, .max_count = cap,
- *         .count = SPLAT_VIEW_AT(counts, 0, 4), .keys = SPLAT_VIEW(depth_bits),
- *         .keys_hi = SPLAT_VIEW(tile_ids), .values = SPLAT_VIEW(gaussian_ids),
+ *         .key_words = 2, .bits = tile_bits, .max_count = cap,  // by tile; depth carried
+ *         .count = SPLAT_VIEW_AT(counts, 0, 4), .keys = SPLAT_VIEW(tile_ids),
+ *         .keys_hi = SPLAT_VIEW(depth_bits), .values = SPLAT_VIEW(gaussian_ids),
  *         .scratch = SPLAT_VIEW(scratch)});
- *     ...record consumers: the sorted pairs are in keys/keys_hi/values...
+ *     ...record consumers: the sorted pairs are in keys/keys_hi/values (render.c then orders
+ *     each tile's run by depth in tile_sort; .bits = 32 + tile_bits with the words swapped
+ *     would sort by (tile, depth) here, in three times the passes)...
  *
  * Both run entirely on the device: the element count is read from a device buffer by a
  * one-invocation kernel that sizes the later dispatches (indirect), so no host read is ever
