@@ -960,6 +960,11 @@ static bool parse_vec3(const char *s, double v[3])
     return v[0] != 0 || v[1] != 0 || v[2] != 0;
 }
 
+/* `splatc render`'s batches of cameras: at most this many, holding at most this many bytes of
+ * float images (one camera at least, whatever its size). */
+#define RENDER_BATCH 64
+#define RENDER_BATCH_BYTES (256ull << 20)
+
 static int cmd_render(int argc, char **argv)
 {
     common_opts o = {0};
@@ -1096,22 +1101,33 @@ static int cmd_render(int argc, char **argv)
         else rc = errorf("--camera: %s", err.msg);
     }
     if (rc == 0 && !out_open(&od, out)) rc = 1;
-    for (uint32_t k = 0; k < n && rc == 0; k++) {
-        float *img = NULL;
-        char path[1300];
-        if (frames) snprintf(path, sizeof path, "%s/frame_%04u.png", out, k);
-        else if (named) snprintf(path, sizeof path, "%s/%s.png", out, names[k]);
-        else snprintf(path, sizeof path, "%s/render_%04u.png", out, k);
-        if (splat_render(ctx, &scene, &cams[k], 1, &rd, &img, &err) != SPLAT_OK) {
-            if (source && !orbit) fprintf(stderr, "splatc: %s, camera %u: %s\n", source, k, err.msg);
-            else if (orbit) fprintf(stderr, "splatc: --orbit, frame %u: %s\n", k, err.msg);
+    /* Cameras in batches of up to RENDER_BATCH_BYTES of images: the scene goes to the GPU once a
+     * batch and splat_render replays one recording for its cameras, where a call per camera
+     * uploaded the whole scene for every image. */
+    for (uint32_t k0 = 0, k1; k0 < n && rc == 0; k0 = k1) {
+        uint64_t bytes = 0;
+        for (k1 = k0; k1 < n && k1 - k0 < RENDER_BATCH; k1++) {
+            uint64_t b = (uint64_t)cams[k1].width * cams[k1].height * 12;
+            if (k1 > k0 && bytes + b > RENDER_BATCH_BYTES) break;
+            bytes += b;
+        }
+        float *img[RENDER_BATCH] = {0};
+        if (splat_render(ctx, &scene, &cams[k0], k1 - k0, &rd, img, &err) != SPLAT_OK) {
+            if (source && !orbit) fprintf(stderr, "splatc: %s, cameras %u-%u: %s\n", source, k0, k1 - 1, err.msg);
+            else if (orbit) fprintf(stderr, "splatc: --orbit, frames %u-%u: %s\n", k0, k1 - 1, err.msg);
             else fprintf(stderr, "splatc: --camera: %s\n", err.msg);
             rc = 1;
-        } else if (splat_write_png(path, img, NULL, cams[k].width, cams[k].height, &err) != SPLAT_OK)
-            rc = fail(&err);
-        else if (!o.quiet && !frames) printf("wrote %s\n", path);
-        else if (!o.quiet && k + 1 == n) printf("wrote %u frames: %s/frame_NNNN.png\n", n, out);
-        splat_free(img);
+        }
+        for (uint32_t k = k0; k < k1 && rc == 0; k++) {
+            char path[1300];
+            if (frames) snprintf(path, sizeof path, "%s/frame_%04u.png", out, k);
+            else if (named) snprintf(path, sizeof path, "%s/%s.png", out, names[k]);
+            else snprintf(path, sizeof path, "%s/render_%04u.png", out, k);
+            if (splat_write_png(path, img[k - k0], NULL, cams[k].width, cams[k].height, &err) != SPLAT_OK) rc = fail(&err);
+            else if (!o.quiet && !frames) printf("wrote %s\n", path);
+            else if (!o.quiet && k + 1 == n) printf("wrote %u frames: %s/frame_NNNN.png\n", n, out);
+        }
+        for (uint32_t k = k0; k < k1; k++) splat_free(img[k - k0]);
     }
     if (rc == 0 && frames) {
         char path[1100];
