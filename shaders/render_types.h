@@ -134,7 +134,6 @@ SPLAT_STRUCT(splat_render_push)
 #define ISECT_FWD_COUNTERS 10
 #define ISECT_FWD_BINDINGS 11
 
-
 /* ranges_fwd.comp */
 #define RANGES_FWD_COUNTERS 0
 #define RANGES_FWD_KEYS_HI 1

@@ -268,7 +268,7 @@ SPLAT_TEST(cli_interrupt_resume)
     /* stopped by SIGINT once it logged a step, after a random pause */
     const char *b = NULL, *blog = NULL;
     uint32_t k = 0;
-    for (int attempt = 0; attempt < 3; attempt++, pause_us = attempt == 2 ? 1 : pause_us / 4 + 1) {
+    for (int attempt = 0; attempt < 3; attempt++) {
         char name[16];
         snprintf(name, sizeof name, "b%d", attempt);
         b = tpath(name);
@@ -277,7 +277,8 @@ SPLAT_TEST(cli_interrupt_resume)
         const char *stopped[] = {"", "train", dir, "-o", b, "--steps", s_steps, "--log", blog, "-q", "--no-renders", NULL};
         pid_t pid = spawn(stopped, out);
         T_REQUIRE(wait_for_text(blog, "\"step\"", pid, 120), "the run never logged a step");
-        uint64_t pause = splat__rng_u64(splat_test_rng()) % pause_us;
+        uint64_t bound = attempt == 2 ? 1 : (pause_us >> (2 * attempt)) + 1;
+        uint64_t pause = splat__rng_u64(splat_test_rng()) % bound;
         usleep((useconds_t)pause);
         kill(pid, SIGINT);
         int rc = wait_exit(pid, 120);

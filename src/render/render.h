@@ -148,9 +148,9 @@ splat_status splat__render_bufs_grow_isect(splat_gpu *g, const splat_renderer *r
 
 /* Buffers that render forward only, the way images are rendered (splat_render, the viewer): the
  * same pixels, bit for bit, for less work. The sorted values are the Gaussians themselves (not
- * emission indices), and nothing the backward reads is written (intersections' Gaussians and partial gradients, each pixel's last
- * position and depth), and those buffers are stubs; splat__render_bwd must not follow. Training
- * never uses these. */
+ * emission indices), and nothing the backward reads is written (intersections' Gaussians and
+ * partial gradients, each pixel's last position and depth), and those buffers are stubs;
+ * splat__render_bwd must not follow. Training never uses these. */
 splat_status splat__render_bufs_init_fwd_only(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b,
                                               uint32_t capacity, uint32_t isect_capacity, uint32_t max_w, uint32_t max_h,
                                               splat_error *err);

@@ -3,8 +3,6 @@
 
 #include "render/render.h"
 
-/* tile_sort's shared block: 4096 entries of 8 bytes (most runs of a frame are far shorter),
- * halved until it fits the device. */
 /* tile_sort's largest block: 4,096 entries (32 KiB of shared memory), less where the device has
  * less. */
 static uint32_t max_tile_cap(const splat_gpu *g)
