@@ -103,7 +103,7 @@ int main(int argc, char **argv)
             splat__render_set_frame(c, &b, &f);
             splat__cmd_barrier(c);
             splat__render_fwd(c, &r, &sg, &b, n);
-            splat__render_bwd(c, &r, &sg, &b, n, &grads, true);
+            splat__render_bwd(c, &r, &sg, &b, n, &grads, SPLAT_BWD_STATS);
             CHECK(splat__stream_sync(&s, SPLAT_SYNC_COMMIT, &err));
         }
         CHECK(splat__stream_sync(&s, SPLAT_SYNC_COMMIT_AND_WAIT, &err));
@@ -115,7 +115,7 @@ int main(int argc, char **argv)
             splat__render_set_frame(c, &b, &f);
             splat__cmd_barrier(c);
             splat__render_fwd(c, &r, &sg, &b, n);
-            splat__render_bwd(c, &r, &sg, &b, n, &grads, true);
+            splat__render_bwd(c, &r, &sg, &b, n, &grads, SPLAT_BWD_STATS);
             CHECK(splat__stream_sync(&s, SPLAT_SYNC_COMMIT_AND_WAIT, &err));
             double t1 = splat__now();
             submits = s.submits - s0;

@@ -123,6 +123,21 @@ mut mcmc_scale_reg_unit src/train/strategy_mcmc.c train_mcmc \
 mut adam_no_bias2 shaders/adam.comp train_ \
     'return p - step_size * m / (sqrt(v) / bias2 + EPS);' \
     'return p - step_size * m / (sqrt(v) + EPS);'
+mut adam_sh_record_channel shaders/adam.comp train_ \
+    'return g_sh[b + coeff] * g_sh[b + SPLAT_SH_RECORD_D_RAW + (k - 3u * coeff)];' \
+    'return g_sh[b + coeff] * g_sh[b + SPLAT_SH_RECORD_D_RAW];'
+mut sh_record_basis_shifted shaders/project_bwd.glsl raster_ \
+    'for (uint k = 0u; k < 16u; k++) s_sh[b + k] = k < n_coeffs ? Y[k] : 0.0;' \
+    'for (uint k = 0u; k < 16u; k++) s_sh[b + k] = k < n_coeffs ? Y[k == 0u ? 0u : k - 1u] : 0.0;'
+mut sh_record_nonfinite_kept shaders/project_bwd.glsl raster_ \
+    'vec3 d = n_coeffs > 0u ? d_raw : vec3(0.0);' \
+    'vec3 d = d_raw;'
+mut train_sh_record_unflagged src/train/ring.c train_ \
+    '.sh_record = true,' \
+    '.sh_record = false,'
+mut train_bwd_sh_rows src/train/ring.c train_ \
+    'SPLAT_BWD_SH_RECORD | (t->strategy->stats ? SPLAT_BWD_STATS : 0));' \
+    '(t->strategy->stats ? SPLAT_BWD_STATS : 0));'
 # gpu layer
 mut copy_tail_from_start src/gpu/stream.c gpu_copy_fill \
     'if (size > body) record_words(c, src, src_off + body, dst, dst_off + body, (size - body) / 4, 4, value);' \

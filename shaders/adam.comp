@@ -5,11 +5,16 @@
 // thread finds its group by range. Moments live beside each group as [N][2][width] (m then v).
 // SH coefficients above the active degree have zero gradients and zero moments, so skipping
 // them changes nothing. Selective (gsplat's visible_adam): a Gaussian the step culled keeps its
-// parameters and its moments.
+// parameters and its moments. With SH_RECORD (training's pipeline) the SH gradients come as
+// project_bwd's records (render_types.h): the gradient of coefficient k, channel c is
+// Y[k] * d_raw[c], the product project_bwd would have stored (a zero where it stored a zero).
 #include "common.glsl"
 #include "train_types.h"
 
 layout(local_size_x = 256) in;
+// A specialization, not a push flag: behind a flag Adam took 0.571 ms at bonsai 30k on the
+// H100, as a specialization 0.507, against 0.525 with the rows (docs/PERFORMANCE.md).
+layout(constant_id = 0) const uint SH_RECORD = 0u;
 
 layout(std430, binding = ADAM_SLOTS) readonly buffer Slots { splat_train_slot slots[]; };
 layout(std430, binding = ADAM_GATE) readonly buffer Gate { uint gate; };
@@ -19,6 +24,12 @@ layout(std430, binding = ADAM_GATE) readonly buffer Gate { uint gate; };
     layout(std430, binding = ADAM_GRADS + i) readonly buffer G_##name { float g_##name[]; };       \
     layout(std430, binding = ADAM_MOMENTS + i) buffer M_##name { float m_##name[]; };
 SPLAT_PARAM_GROUPS(DECLARE)
+// Element (k, c) of row gi's SH gradient from its record: the one product, rounded once.
+float sh_record_grad(uint gi, uint k)
+{
+    uint b = gi * SPLAT_SH_RECORD_FLOATS, coeff = k / 3u;
+    return g_sh[b + coeff] * g_sh[b + SPLAT_SH_RECORD_D_RAW + (k - 3u * coeff)];
+}
 layout(std430, binding = ADAM_VISIBLE) readonly buffer Radii { vec2 radii[]; };  // [N] 0: culled this step
 layout(push_constant) uniform Push { splat_train_push pc; };
 
@@ -42,7 +53,8 @@ float step_one(float p, float g, inout float m, inout float v, float step_size, 
         float lr = (head == width || k < uint(head)) ? slots[pc.slot].lr_head[i] : slots[pc.slot].lr_rest[i]; \
         uint mi = 2u * gi * uint(width) + k;                                                       \
         float m = m_##name[mi], v = m_##name[mi + uint(width)];                                    \
-        p_##name[e] = step_one(p_##name[e], g_##name[e], m, v, lr / bias1, bias2);                 \
+        float g = (flags & SPLAT_GROUP_FLAG_SH) != 0u && SH_RECORD != 0u ? sh_record_grad(gi, k) : g_##name[e]; \
+        p_##name[e] = step_one(p_##name[e], g, m, v, lr / bias1, bias2);                           \
         m_##name[mi] = m;                                                                          \
         m_##name[mi + uint(width)] = v;                                                            \
         return;                                                                                    \

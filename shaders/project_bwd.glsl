@@ -7,6 +7,9 @@
 // would have neighbouring threads 192 bytes apart in every access. So the workgroup moves its
 // 64 rows between memory and shared memory together, consecutive threads on consecutive
 // floats, and each thread works on its row there. The partial gradients are read the same way.
+// With SH_RECORD (training) the SH gradient rows are not written: each Gaussian's SH record
+// (render_types.h) goes in their place, 19 floats where the rows were 48, and Adam multiplies
+// its factors. The rows cost a write here and a read in Adam; the record a fraction of both.
 #include "common.glsl"
 #include "render_types.h"
 #include "render_common.glsl"
@@ -14,6 +17,7 @@
 layout(local_size_x = 64) in;
 const uint WG = 64u;
 layout(constant_id = 0) const uint STATS = 0u;
+layout(constant_id = 1) const uint SH_RECORD = 0u;
 
 layout(std430, binding = PROJECT_BWD_FRAME) readonly buffer FrameBuf { splat_frame frame; };
 layout(std430, binding = PROJECT_BWD_MEANS) readonly buffer Means { float means[]; };         // [N,3]
@@ -33,7 +37,7 @@ layout(std430, binding = PROJECT_BWD_GRAD_MEANS) writeonly buffer GMeans { float
 layout(std430, binding = PROJECT_BWD_GRAD_SCALES) writeonly buffer GScales { float g_scales[]; };  // [N,3]
 layout(std430, binding = PROJECT_BWD_GRAD_QUATS) writeonly buffer GQuats { vec4 g_quats[]; };      // [N]
 layout(std430, binding = PROJECT_BWD_GRAD_OPACITIES) writeonly buffer GOpac { float g_opac[]; };   // [N]
-layout(std430, binding = PROJECT_BWD_GRAD_SH) writeonly buffer GSH { float g_sh[]; };              // [N,16,3]
+layout(std430, binding = PROJECT_BWD_GRAD_SH) writeonly buffer GSH { float g_sh[]; };              // [N,16,3], or [N,19] SH records
 layout(std430, binding = PROJECT_BWD_STATS) buffer Stats { vec4 stats[]; };                        // [N] grad2d norm sum, count, max radius / max(W,H)
 layout(std430, binding = PROJECT_BWD_OFFSETS) readonly buffer Offsets { uint offsets[]; };         // [N] first emission index
 layout(std430, binding = PROJECT_BWD_TILES) readonly buffer Tiles { uint tiles_touched[]; };       // [N] number of entries
@@ -254,15 +258,26 @@ void main()
     vec3 d_raw = vec3(0.0);
     uint n_coeffs = tid < rows ? backward(i, tid, g, Y, d_raw) : 0u;
     barrier();
+    // The SH rows, or the records, leave through s_sh as they came: consecutive threads on
+    // consecutive floats.
+    uint width = SH_RECORD != 0u ? SPLAT_SH_RECORD_FLOATS : 48u;
     if (tid < rows) {
-        for (uint k = 0u; k < 16u; k++) {
-            vec3 gk = k < n_coeffs ? Y[k] * d_raw : vec3(0.0);
-            uint b = tid * 49u + 3u * k;
-            s_sh[b] = gk.x;
-            s_sh[b + 1u] = gk.y;
-            s_sh[b + 2u] = gk.z;
+        uint b = tid * 49u;
+        if (SH_RECORD != 0u) {
+            for (uint k = 0u; k < 16u; k++) s_sh[b + k] = k < n_coeffs ? Y[k] : 0.0;
+            vec3 d = n_coeffs > 0u ? d_raw : vec3(0.0); // a non-finite Gaussian's d_raw may be anything
+            s_sh[b + SPLAT_SH_RECORD_D_RAW] = d.x;
+            s_sh[b + SPLAT_SH_RECORD_D_RAW + 1u] = d.y;
+            s_sh[b + SPLAT_SH_RECORD_D_RAW + 2u] = d.z;
+        } else {
+            for (uint k = 0u; k < 16u; k++) {
+                vec3 gk = k < n_coeffs ? Y[k] * d_raw : vec3(0.0);
+                s_sh[b + 3u * k] = gk.x;
+                s_sh[b + 3u * k + 1u] = gk.y;
+                s_sh[b + 3u * k + 2u] = gk.z;
+            }
         }
     }
     barrier();
-    for (uint j = tid; j < rows * 48u; j += WG) g_sh[first * 48u + j] = s_sh[(j / 48u) * 49u + j % 48u];
+    for (uint j = tid; j < rows * width; j += WG) g_sh[first * width + j] = s_sh[(j / width) * 49u + j % width];
 }

@@ -113,6 +113,13 @@ SPLAT_STRUCT(splat_render_push)
 #define PROJECT_BWD_DEBUG 17
 #define PROJECT_BWD_PROJ 18
 #define PROJECT_BWD_BINDINGS 19
+/* project_bwd's SH record (training): in place of a Gaussian's 48 SH gradients, their two
+ * factors: the basis values Y[0..15], 0 from the active degree's coefficient count on, and the
+ * clamped colour gradient d_raw.xyz, 0 for a Gaussian with no SH gradient (culled, or a
+ * non-finite gradient). Adam multiplies Y[k] by d_raw[c], the product project_bwd would have
+ * stored, rounded once as there; a zero factor gives the zero it would have stored. */
+#define SPLAT_SH_RECORD_FLOATS 19u
+#define SPLAT_SH_RECORD_D_RAW 16u
 
 /* isect_setup.comp */
 #define ISECT_SETUP_COUNTERS 0

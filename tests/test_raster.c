@@ -11,6 +11,39 @@ typedef struct raster_case {
 /* T_TOL_GRAD for every case but the needles (T_TOL_GRAD_NEEDLES). */
 static double g_grad_tol = T_TOL_GRAD;
 
+/* Runs the backward of t's last forward again as training runs it (SPLAT_BWD_SH_RECORD) and
+ * checks that it gives `rows`, the gradients of the plain backward: every group but SH bit for
+ * bit, and each SH gradient as the product of its record's two factors (the product Adam takes),
+ * a zero of either sign where the rows hold zero. */
+static void check_sh_record(t_render *t, const splat_scene *rows, const char *what)
+{
+    splat_error err = {0};
+    uint32_t n = rows->count;
+    splat__render_bwd(splat__stream_cmd(&t->stream), &t->r, &t->scene, &t->bufs, n, &t->grads, SPLAT_BWD_SH_RECORD);
+    T_OK(splat__stream_sync(&t->stream, SPLAT_SYNC_COMMIT_AND_WAIT, &err), &err);
+    splat_scene rec;
+    T_OK(splat_scene_init(&rec, n ? n : 1, &err), &err);
+    t->grads.count = n;
+    T_OK(splat__scene_gpu_download(t->g, &t->grads, &rec, &err), &err);
+    uint64_t other = 0, bad = 0;
+    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++)
+        if (!(splat__groups[k].flags & SPLAT_GROUP_FLAG_SH))
+            other += memcmp(splat__scene_group_c(&rec, k), splat__scene_group_c(rows, k),
+                            (size_t)n * splat__groups[k].width * sizeof(float)) != 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const float *r = rec.sh + (uint64_t)i * SPLAT_SH_RECORD_FLOATS;
+        bool differs = false;
+        for (uint32_t j = 0; j < 48; j++) {
+            float g = r[j / 3] * r[SPLAT_SH_RECORD_D_RAW + j % 3], want = rows->sh[(uint64_t)i * 48 + j];
+            differs |= !(g == want); /* a NaN differs from everything */
+        }
+        bad += differs;
+    }
+    T_CHECK(other == 0, "%s: %llu gradient groups differ with SH records", what, (unsigned long long)other);
+    T_CHECK(bad == 0, "%s: %llu Gaussians' SH records give other SH gradients than the rows", what, (unsigned long long)bad);
+    splat_scene_free(&rec);
+}
+
 static void check_backward(t_render *t, t_ref *ref, const splat_scene *scene, const splat_camera *cam, const char *what)
 {
     splat_error err = {0};
@@ -28,7 +61,7 @@ static void check_backward(t_render *t, t_ref *ref, const splat_scene *scene, co
         d_alpha[p] = g4[4 * p + 3];
     }
     T_OK(splat__buf_upload(t->g, &t->bufs.grad_img, 0, g4, px * 16, &err), &err);
-    splat__render_bwd(splat__stream_cmd(&t->stream), &t->r, &t->scene, &t->bufs, n, &t->grads, false);
+    splat__render_bwd(splat__stream_cmd(&t->stream), &t->r, &t->scene, &t->bufs, n, &t->grads, 0);
     T_OK(splat__stream_sync(&t->stream, SPLAT_SYNC_COMMIT_AND_WAIT, &err), &err);
     splat_scene got;
     T_OK(splat_scene_init(&got, n ? n : 1, &err), &err);
@@ -89,6 +122,7 @@ static void check_backward(t_render *t, t_ref *ref, const splat_scene *scene, co
             for (int c = 0; c < 3; c++) stray += got.sh[(i * 16 + k) * 3 + c] != 0.0f;
     T_CHECK(stray == 0, "%s: %llu SH gradients above degree %u", what, (unsigned long long)stray, ref->set.sh_degree);
     printf(" (%u Gaussians excluded as borderline)\n", n_excluded);
+    check_sh_record(t, &got, what);
     free(excluded);
     free(skip);
     splat__ref_grads_free(&rg);
@@ -465,6 +499,48 @@ SPLAT_TEST(raster_edge_nonfinite_reported)
     }
 }
 
+/* A non-finite upstream gradient at a few pixels makes some Gaussians' gradients non-finite:
+ * the backward reports them and gives them no gradient, SH included, and so must their SH
+ * records, whose colour gradient may be anything then (project_bwd zeroes it). */
+SPLAT_TEST(raster_bwd_sh_record_nonfinite)
+{
+    splat_camera cam = t_random_camera(48, 32);
+    splat_render_desc opts = random_opts(3, 0);
+    splat_scene s;
+    t_random_scene(&s, 300, &cam);
+    t_render t;
+    splat_error err = {0};
+    if (t_render_init(&t, &s, cam.width, cam.height, 0)) {
+        T_OK(splat__render_image(&t.stream, &t.r, &t.scene, &t.bufs, &cam, &opts, &err), &err);
+        uint64_t px = (uint64_t)cam.width * cam.height, bad_px = 0;
+        float *g4 = malloc(px * 16);
+        T_REQUIRE(g4);
+        const float bad_values[] = {NAN, INFINITY, -INFINITY};
+        for (uint64_t p = 0; p < 4 * px; p++) {
+            bool bad = splat__rng_u64(splat_test_rng()) % 50 == 0;
+            g4[p] = bad ? bad_values[splat__rng_u64(splat_test_rng()) % 3] : (float)t_uniform(-1, 1);
+            bad_px += bad;
+        }
+        T_OK(splat__buf_upload(t.g, &t.bufs.grad_img, 0, g4, px * 16, &err), &err);
+        splat__render_bwd(splat__stream_cmd(&t.stream), &t.r, &t.scene, &t.bufs, s.count, &t.grads, 0);
+        T_OK(splat__stream_sync(&t.stream, SPLAT_SYNC_COMMIT_AND_WAIT, &err), &err);
+        char msg[512];
+        uint32_t reported = splat__render_debug(t.g, &t.bufs, msg, sizeof msg);
+        splat_scene rows;
+        T_OK(splat_scene_init(&rows, s.count, &err), &err);
+        t.grads.count = s.count;
+        T_OK(splat__scene_gpu_download(t.g, &t.grads, &rows, &err), &err);
+        printf("  %llu non-finite upstream values, %u Gaussians with a non-finite gradient\n", (unsigned long long)bad_px,
+               reported);
+        T_CHECK(reported > 0, "no Gaussian's gradient came out non-finite: the case tests nothing");
+        check_sh_record(&t, &rows, "non-finite upstream");
+        splat_scene_free(&rows);
+        free(g4);
+    }
+    t_render_free(&t);
+    splat_scene_free(&s);
+}
+
 /* Forward-only renders check the SH of the Gaussians they draw (project_fwd's DRAWN_ONLY): a
  * non-finite coefficient of any active degree in a drawn Gaussian is reported, one in a Gaussian
  * behind the camera is not read; the training forward reports both. */
@@ -527,7 +603,7 @@ SPLAT_TEST(raster_backward_deterministic)
     T_OK(splat_scene_init(&b, s.count, &err), &err);
     for (int rep = 0; rep < 2; rep++) {
         T_OK(splat__render_image(&t.stream, &t.r, &t.scene, &t.bufs, &cam, &opts, &err), &err);
-        splat__render_bwd(splat__stream_cmd(&t.stream), &t.r, &t.scene, &t.bufs, s.count, &t.grads, false);
+        splat__render_bwd(splat__stream_cmd(&t.stream), &t.r, &t.scene, &t.bufs, s.count, &t.grads, 0);
         T_OK(splat__stream_sync(&t.stream, SPLAT_SYNC_COMMIT_AND_WAIT, &err), &err);
         t.grads.count = s.count;
         T_OK(splat__scene_gpu_download(t.g, &t.grads, rep ? &b : &a, &err), &err);

@@ -235,6 +235,21 @@ static void check_stats(uint32_t s)
             T_CHECK(e <= T_TOL_GRAD, "%s: accumulated grad2d normalised error %.3g (|ref| %.3g)", what, e, norm);
             T_CHECK(mismatched == 0, "%s: %u Gaussians counted differently from the render's", what, mismatched);
             T_CHECK(skipped * 2 < n, "%s: %u of %u Gaussians left out", what, skipped, n);
+            /* The SH gradients the step left for Adam, as project_bwd's records (the product of
+             * their two factors, as Adam takes it), against the reference's. */
+            float *rec = download(g, &t->model.grads.sh, (uint64_t)n * SPLAT_SH_RECORD_FLOATS);
+            float *g_sh = malloc((size_t)n * 48 * 4 + 4);
+            if (rec && g_sh) {
+                for (uint64_t i = 0; i < n; i++)
+                    for (uint32_t j = 0; j < 48; j++)
+                        g_sh[i * 48 + j] = rec[i * SPLAT_SH_RECORD_FLOATS + j / 3] *
+                                           rec[i * SPLAT_SH_RECORD_FLOATS + SPLAT_SH_RECORD_D_RAW + j % 3];
+                double sh_norm, e_sh = t_norm_err(g_sh, rg.sh, rs.sh, n, 48, skip, &sh_norm);
+                printf("  %s: SH gradient normalised error %.2e (|ref| %.3g)\n", what, e_sh, sh_norm);
+                T_CHECK(e_sh <= T_TOL_GRAD, "%s: SH gradient normalised error %.3g (|ref| %.3g)", what, e_sh, sh_norm);
+                e = fmax(e, e_sh);
+            }
+            free(rec), free(g_sh);
             g_p.worst_stats = fmax(g_p.worst_stats, e);
             g_p.stats_checked++;
             g_p.box_only += box_only;
@@ -274,15 +289,27 @@ static void check_adam(uint32_t s)
     bool ok = splat_scene_init(&p, n, &err) == SPLAT_OK && splat_scene_init(&m, 2 * n, &err) == SPLAT_OK &&
               splat_scene_init(&g, n, &err) == SPLAT_OK;
     /* (the GPU scenes' counts are not all kept by the trainer: the model's count is the truth) */
-    splat_scene_gpu params = t->model.params, grads = t->model.grads, moments = t->model.moments;
-    params.count = grads.count = n;
+    splat_scene_gpu params = t->model.params, moments = t->model.moments;
+    params.count = n;
     moments.count = 2 * n;
     ok = ok && splat__scene_gpu_download(t->env.gpu, &params, &p, &err) == SPLAT_OK &&
-         splat__scene_gpu_download(t->env.gpu, &moments, &m, &err) == SPLAT_OK &&
-         splat__scene_gpu_download(t->env.gpu, &grads, &g, &err) == SPLAT_OK;
+         splat__scene_gpu_download(t->env.gpu, &moments, &m, &err) == SPLAT_OK;
+    /* the gradients' rows are as wide as splat__grad_width says */
+    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT && ok; k++)
+        ok = splat__buf_download(t->env.gpu, &t->model.grads.group[k], 0, *splat__scene_group(&g, k),
+                                 (uint64_t)n * splat__grad_width(k) * 4, &err) == SPLAT_OK;
     if (!ok) {
         splat_test_fail(__FILE__, __LINE__, "adam:", "%s", err.msg);
     } else {
+        /* The trainer's SH gradient buffer holds project_bwd's SH records: the gradient is their
+         * product, rounded once as Adam rounds it (render_types.h). Backwards, in place: row i's
+         * record ends before row i's gradients begin. */
+        for (uint64_t i = n; i-- > 0;) {
+            const float *rec = g.sh + i * SPLAT_SH_RECORD_FLOATS;
+            float row[48];
+            for (uint32_t j = 0; j < 48; j++) row[j] = rec[j / 3] * rec[SPLAT_SH_RECORD_D_RAW + j % 3];
+            memcpy(g.sh + i * 48, row, sizeof row);
+        }
         double worst = 0;
         uint64_t stray = 0, updated = 0;
         for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) {

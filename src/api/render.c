@@ -129,7 +129,7 @@ splat_status splat_render_backward(splat_ctx *ctx, const splat_scene *scene, con
         st = splat__buf_upload(g, &rb.grad_img, 0, buf, px * 16, err);
     }
     if (st == SPLAT_OK) {
-        splat__render_bwd(splat__stream_cmd(&ctx->stream), r, &sg, &rb, scene->count, &gg, false);
+        splat__render_bwd(splat__stream_cmd(&ctx->stream), r, &sg, &rb, scene->count, &gg, 0);
         st = splat__stream_sync(&ctx->stream, SPLAT_SYNC_COMMIT_AND_WAIT, err);
     }
     if (st == SPLAT_OK) st = splat__scene_init(grads, cap, err);

@@ -23,11 +23,11 @@ void splat__project_fwd_record(splat_cmd *c, const splat_renderer *r, const spla
 }
 
 void splat__project_bwd_record(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene,
-                               splat_render_bufs *b, uint32_t n, const splat_scene_gpu *grads, bool stats)
+                               splat_render_bufs *b, uint32_t n, const splat_scene_gpu *grads, uint32_t flags)
 {
     SPLAT_ASSERT(n <= grads->capacity);
-    /* half-float SH is for rendering; training (the statistics) keeps float parameters */
-    SPLAT_ASSERT(!(stats && scene->sh_half));
+    /* half-float SH is for rendering; training (the statistics, the records) keeps float parameters */
+    SPLAT_ASSERT(!(flags && scene->sh_half));
     splat_render_push pc = splat__render_push(b);
     splat_view v[PROJECT_BWD_BINDINGS] = {
         [PROJECT_BWD_FRAME] = SPLAT_VIEW(b->frame),
@@ -50,6 +50,6 @@ void splat__project_bwd_record(splat_cmd *c, const splat_renderer *r, const spla
         [PROJECT_BWD_DEBUG] = SPLAT_VIEW(b->debug),
         [PROJECT_BWD_PROJ] = SPLAT_VIEW(b->proj),
     };
-    const splat_pipe *p = scene->sh_half ? &r->project_bwd_h : stats ? &r->project_bwd_stats : &r->project_bwd;
+    const splat_pipe *p = scene->sh_half ? &r->project_bwd_h : &r->project_bwd[flags & 3u];
     splat__cmd_dispatch_1d(c, p, v, PROJECT_BWD_BINDINGS, &pc, sizeof pc, n);
 }

@@ -62,14 +62,14 @@ void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
 }
 
 void splat__render_bwd(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene, splat_render_bufs *b,
-                       uint32_t n, const splat_scene_gpu *grads, bool stats)
+                       uint32_t n, const splat_scene_gpu *grads, uint32_t flags)
 {
     /* forward-only buffers hold stubs where the backward reads and writes */
     SPLAT_ASSERT(!b->fwd_only);
     splat__rasterize_bwd_record(c, r, b);
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "rasterize_bwd");
-    splat__project_bwd_record(c, r, scene, b, n, grads, stats);
+    splat__project_bwd_record(c, r, scene, b, n, grads, flags);
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "project_bwd");
 }

@@ -83,7 +83,8 @@ typedef struct splat_renderer {
     uint32_t tile_cap;                         /* tile_sort's block in shared memory (entries) */
     uint64_t id;                               /* new at init and whenever a pipeline is rebuilt */
     splat_pipe project_fwd_only, project_fwd_h_only, isect_fwd_only, rasterize_fwd_only;
-    splat_pipe rasterize_bwd, project_bwd, project_bwd_stats;
+    splat_pipe rasterize_bwd;
+    splat_pipe project_bwd[4];                 /* by splat_bwd_flags */
     splat_pipe project_fwd_h, project_bwd_h;   /* half-float SH */
 } splat_renderer;
 
@@ -185,10 +186,17 @@ void splat__ranges_record(splat_cmd *c, const splat_renderer *r, splat_render_bu
 void splat__rasterize_fwd_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
 /* Reads b->grad_img; writes each intersection's partial gradient. */
 void splat__rasterize_bwd_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
-/* Writes every row [0, n) of `grads`. With `stats`, also accumulates the densification
- * statistics into b->stats, unless b->gate is nonzero. */
+/* What the backward writes besides the gradients, or in place of some (0: the gradients). */
+typedef enum splat_bwd_flags {
+    SPLAT_BWD_STATS = 1,     /* accumulate the densification statistics into b->stats, unless b->gate is nonzero */
+    SPLAT_BWD_SH_RECORD = 2, /* grads->sh holds each Gaussian's SH record (render_types.h, at least
+                              * SPLAT_SH_RECORD_FLOATS a row), not its SH gradients: for Adam's
+                              * SPLAT_ADAM_SH_RECORD */
+} splat_bwd_flags;
+
+/* Writes every row [0, n) of `grads`. */
 void splat__project_bwd_record(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene,
-                               splat_render_bufs *b, uint32_t n, const splat_scene_gpu *grads, bool stats);
+                               splat_render_bufs *b, uint32_t n, const splat_scene_gpu *grads, uint32_t flags);
 
 /* ---------------------------------------------------------------------- pipeline */
 
@@ -200,7 +208,7 @@ void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
 /* Records the backward of the forward before it (see the stages above); not after a fwd_only
  * forward. */
 void splat__render_bwd(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene, splat_render_bufs *b,
-                       uint32_t n, const splat_scene_gpu *grads, bool stats);
+                       uint32_t n, const splat_scene_gpu *grads, uint32_t flags);
 
 /* After the submission holding a forward has completed: SPLAT_ERR_NONFINITE for NaN/Inf
  * parameters; *overflow set (and *needed the intersection count) when the intersection

@@ -21,7 +21,9 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
     memset(r, 0, sizeof *r);
     r->gpu = g;
     const uint32_t push = sizeof(splat_render_push);
-    const uint32_t stats_on = 1, on = 1;
+    const uint32_t on = 1;
+    /* project_bwd's spec constants (STATS, SH_RECORD) by splat_bwd_flags */
+    const uint32_t bwd_flags[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
     r->tile_cap = default_tile_cap(g);
     r->id = splat__unique_id();
     /* rasterize_bwd adds the subgroups' sums in shared memory, SUB Gaussians at a time: as many
@@ -50,14 +52,17 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
         {&r->rasterize_fwd_only, {.shader = "rasterize_fwd", .n_bindings = RASTERIZE_FWD_BINDINGS, .spec = &on, .n_spec = 1}},
         {&r->tile_sort, {.shader = "tile_sort", .n_bindings = TILE_SORT_BINDINGS, .spec = &r->tile_cap, .n_spec = 1}},
         {&r->rasterize_bwd, {.shader = "rasterize_bwd", .n_bindings = RASTERIZE_BWD_BINDINGS, .spec = bwd_spec, .n_spec = 2}},
-        {&r->project_bwd, {.shader = "project_bwd", .n_bindings = PROJECT_BWD_BINDINGS, .push_size = push}},
-        {&r->project_bwd_stats, {.shader = "project_bwd", .n_bindings = PROJECT_BWD_BINDINGS, .push_size = push, .spec = &stats_on, .n_spec = 1}},
         {&r->project_fwd_h, {.shader = "project_fwd_h", .n_bindings = PROJECT_FWD_BINDINGS}},
         {&r->project_bwd_h, {.shader = "project_bwd_h", .n_bindings = PROJECT_BWD_BINDINGS, .push_size = push}},
     };
     splat_status st = splat__sorter_init(g, &r->sorter, NULL, err);
     for (size_t k = 0; k < SPLAT_COUNTOF(pipes) && st == SPLAT_OK; k++)
         st = splat__pipe_init(g, pipes[k].pipe, &pipes[k].desc, err);
+    for (uint32_t k = 0; k < SPLAT_COUNTOF(r->project_bwd) && st == SPLAT_OK; k++)
+        st = splat__pipe_init(g, &r->project_bwd[k],
+                              &(splat_pipe_desc){.shader = "project_bwd", .n_bindings = PROJECT_BWD_BINDINGS,
+                                                 .push_size = push, .spec = bwd_flags[k], .n_spec = 2},
+                              err);
     if (st != SPLAT_OK) splat__renderer_free(r);
     return st;
 }
@@ -98,8 +103,7 @@ void splat__renderer_free(splat_renderer *r)
     splat__pipe_free(g, &r->rasterize_fwd_only);
     splat__pipe_free(g, &r->tile_sort);
     splat__pipe_free(g, &r->rasterize_bwd);
-    splat__pipe_free(g, &r->project_bwd);
-    splat__pipe_free(g, &r->project_bwd_stats);
+    for (uint32_t k = 0; k < SPLAT_COUNTOF(r->project_bwd); k++) splat__pipe_free(g, &r->project_bwd[k]);
     splat__pipe_free(g, &r->project_fwd_h);
     splat__pipe_free(g, &r->project_bwd_h);
     memset(r, 0, sizeof *r);

@@ -43,7 +43,7 @@ uint32_t splat__strategy_memory_fit(const splat_strategy_ctx *ctx, const uint32_
     uint64_t grad_row = 0;
     for (uint32_t gi = 0; gi < SPLAT_GROUP_COUNT; gi++) {
         c.grads += m->grads.group[gi].size;
-        grad_row += 4ull * splat__groups[gi].width;
+        grad_row += 4ull * splat__grad_width(gi);
     }
     for (size_t k = 0; k < c.n; k++)
         for (uint32_t gi = 0; gi < SPLAT_GROUP_COUNT; gi++) {

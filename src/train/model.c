@@ -12,6 +12,25 @@ void splat__model_free(splat_gpu *g, splat_model *m)
     splat__scene_gpu_free(g, &m->moments);
 }
 
+uint32_t splat__grad_width(uint32_t k)
+{
+    return splat__groups[k].flags & SPLAT_GROUP_FLAG_SH ? SPLAT_SH_RECORD_FLOATS : splat__groups[k].width;
+}
+
+static splat_status grads_init(splat_gpu *g, splat_scene_gpu *s, uint32_t rows, splat_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->capacity = rows;
+    splat_status st = SPLAT_OK;
+    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT && st == SPLAT_OK; k++) {
+        char label[40];
+        snprintf(label, sizeof label, "grads.%s", splat__groups[k].name);
+        st = splat__buf_init(g, &s->group[k], label, (uint64_t)rows * splat__grad_width(k) * 4, SPLAT_MEM_DEVICE, err);
+    }
+    if (st != SPLAT_OK) splat__scene_gpu_free(g, s);
+    return st;
+}
+
 void splat__train_params_changed(splat_trainer *t)
 {
     t->params_version++;
@@ -27,7 +46,7 @@ splat_status splat__model_set(splat_trainer *t, const splat_scene *scene, splat_
     m->count = scene->count;
     uint32_t cap = scene->count ? scene->count : 1;
     splat_status st = splat__scene_gpu_init(g, &m->params, "params", cap, false, err);
-    if (st == SPLAT_OK) st = splat__scene_gpu_init(g, &m->grads, "grads", cap, false, err);
+    if (st == SPLAT_OK) st = grads_init(g, &m->grads, cap, err);
     if (st == SPLAT_OK) st = splat__scene_gpu_init(g, &m->moments, "adam", cap * 2, false, err);
     if (st == SPLAT_OK) st = splat__scene_gpu_upload(g, &m->params, scene, err);
     if (st != SPLAT_OK) return st;
@@ -54,7 +73,7 @@ splat_status splat__model_fit(splat_trainer *t, splat_error *err)
     /* room to grow into, so that the next refines need not reallocate */
     if (t->model.grads.capacity < cap) {
         splat__scene_gpu_free(g, &t->model.grads);
-        st = splat__scene_gpu_init(g, &t->model.grads, "grads", cap + cap / 4, false, err);
+        st = grads_init(g, &t->model.grads, cap + cap / 4, err);
     }
     if (st == SPLAT_OK && t->rb.capacity < cap) {
         uint32_t isect = t->rb.isect_capacity;

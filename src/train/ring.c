@@ -39,7 +39,8 @@ void splat__train_record(splat_trainer *t, splat_cmd *c, uint32_t slot, bool bac
     splat__cmd_mark(c, "loss");
     if (!backward) return;
 
-    splat__render_bwd(c, r, &m->params, rb, m->count, &m->grads, t->strategy->stats);
+    splat__render_bwd(c, r, &m->params, rb, m->count, &m->grads,
+                      SPLAT_BWD_SH_RECORD | (t->strategy->stats ? SPLAT_BWD_STATS : 0));
     splat_strategy_rec sr = {.slots = SPLAT_VIEW(t->ring.slots), .gate = SPLAT_VIEW(rb->gate), .model = m, .slot = slot,
                              .seed = (uint32_t)t->desc.seed};
     if (t->strategy->record) t->strategy->record(t->strategy_state, c, &sr, false);
@@ -51,6 +52,7 @@ void splat__train_record(splat_trainer *t, splat_cmd *c, uint32_t slot, bool bac
         .moments = &m->moments,
         .radii = SPLAT_VIEW(rb->radii),
         .selective = t->desc.selective_adam,
+        .sh_record = true,
         .slot = slot,
         .n = m->count,
     });

@@ -56,7 +56,9 @@ typedef struct splat_train_env {
 
 /* Pipelines of the training stages (a strategy keeps its own). */
 typedef struct splat_train_pipes {
-    splat_pipe frame_setup, loss_fwd, loss_bwd, loss_reduce, adam;
+    splat_pipe frame_setup, loss_fwd, loss_bwd, loss_reduce;
+    splat_pipe adam;                          /* gradient rows (the public backward's) */
+    splat_pipe adam_sh_record;                /* the SH group's gradients as project_bwd's SH records */
 } splat_train_pipes;
 
 splat_status splat__train_pipes_init(splat_gpu *g, splat_train_pipes *p, splat_error *err);
@@ -97,6 +99,7 @@ typedef struct splat_adam_args {
     const splat_scene_gpu *params, *grads, *moments;
     splat_view radii;        /* [n] vec2, the step's render: selective skips rows whose radius is 0 */
     bool selective;
+    bool sh_record;          /* grads->sh holds project_bwd's SH records (SPLAT_BWD_SH_RECORD): adam_sh_record */
     uint32_t slot, n;        /* n: the Gaussians of the dispatch (the slot's count, or more) */
 } splat_adam_args;
 
@@ -150,7 +153,8 @@ splat_status splat__images_set_eval_camera(splat_gpu *g, splat_image_store *s, c
 /* model.c: what the optimizer owns. */
 typedef struct splat_model {
     uint32_t count;                           /* Gaussians */
-    splat_scene_gpu params, grads;
+    splat_scene_gpu params;
+    splat_scene_gpu grads;                    /* SH: project_bwd's SH records (splat__grad_width) */
     splat_scene_gpu moments;                  /* Adam m and v: two rows per Gaussian */
     /* where the device's free memory stopped the growth: the count it allowed at the latest refine
      * it bound, and the step it first did (0: never) */
@@ -287,6 +291,9 @@ splat_status splat__model_set(splat_trainer *t, const splat_scene *scene, splat_
  * render buffers): after a strategy changed the count. */
 splat_status splat__model_fit(splat_trainer *t, splat_error *err);
 void splat__model_free(splat_gpu *g, splat_model *m);
+/* Floats per Gaussian of group k of the model's gradients: the group's width, but the SH group
+ * holds project_bwd's SH records (SPLAT_BWD_SH_RECORD), which Adam turns into the gradients. */
+uint32_t splat__grad_width(uint32_t k);
 /* The first Gaussian whose parameters are not finite, with its moments, in an error for `step`. */
 splat_status splat__model_nonfinite(splat_trainer *t, uint32_t step, splat_error *err);
 

@@ -10,7 +10,7 @@
 splat_status splat__train_pipes_init(splat_gpu *g, splat_train_pipes *p, splat_error *err)
 {
     memset(p, 0, sizeof *p);
-    const uint32_t push = sizeof(splat_train_push);
+    const uint32_t push = sizeof(splat_train_push), on = 1;
     struct {
         splat_pipe *pipe;
         splat_pipe_desc desc;
@@ -20,6 +20,7 @@ splat_status splat__train_pipes_init(splat_gpu *g, splat_train_pipes *p, splat_e
         {&p->loss_bwd, {.shader = "loss_bwd", .n_bindings = LOSS_BINDINGS, .push_size = push}},
         {&p->loss_reduce, {.shader = "loss_reduce", .n_bindings = LOSS_REDUCE_BINDINGS, .push_size = push}},
         {&p->adam, {.shader = "adam", .n_bindings = ADAM_BINDINGS, .push_size = push}},
+        {&p->adam_sh_record, {.shader = "adam", .n_bindings = ADAM_BINDINGS, .push_size = push, .spec = &on, .n_spec = 1}},
     };
     splat_status st = SPLAT_OK;
     for (size_t k = 0; k < SPLAT_COUNTOF(all) && st == SPLAT_OK; k++) st = splat__pipe_init(g, all[k].pipe, &all[k].desc, err);
@@ -29,7 +30,7 @@ splat_status splat__train_pipes_init(splat_gpu *g, splat_train_pipes *p, splat_e
 
 void splat__train_pipes_free(splat_gpu *g, splat_train_pipes *p)
 {
-    splat_pipe *all[] = {&p->frame_setup, &p->loss_fwd, &p->loss_bwd, &p->loss_reduce, &p->adam};
+    splat_pipe *all[] = {&p->frame_setup, &p->loss_fwd, &p->loss_bwd, &p->loss_reduce, &p->adam, &p->adam_sh_record};
     for (size_t k = 0; k < SPLAT_COUNTOF(all); k++) splat__pipe_free(g, all[k]);
 }
 
