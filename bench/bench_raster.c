@@ -102,7 +102,7 @@ int main(int argc, char **argv)
             splat_cmd *c = splat__stream_cmd(&s);
             splat__render_set_frame(c, &b, &f);
             splat__cmd_barrier(c);
-            splat__render_fwd(c, &r, &sg, &b, n);
+            splat__render_fwd(c, &r, &sg, &b, n, 0);
             splat__render_bwd(c, &r, &sg, &b, n, &grads, SPLAT_BWD_STATS);
             CHECK(splat__stream_sync(&s, SPLAT_SYNC_COMMIT, &err));
         }
@@ -114,7 +114,7 @@ int main(int argc, char **argv)
             splat__prof_begin(c, &prof);
             splat__render_set_frame(c, &b, &f);
             splat__cmd_barrier(c);
-            splat__render_fwd(c, &r, &sg, &b, n);
+            splat__render_fwd(c, &r, &sg, &b, n, 0);
             splat__render_bwd(c, &r, &sg, &b, n, &grads, SPLAT_BWD_STATS);
             CHECK(splat__stream_sync(&s, SPLAT_SYNC_COMMIT_AND_WAIT, &err));
             double t1 = splat__now();

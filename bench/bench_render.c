@@ -245,7 +245,7 @@ int main(int argc, char **argv)
                     splat_cmd *c = splat__stream_cmd(&s);
                     splat__render_set_frame(c, &rb, &f);
                     splat__cmd_barrier(c);
-                    splat__render_fwd(c, &r, &sg, &rb, sg.count);
+                    splat__render_fwd(c, &r, &sg, &rb, sg.count, 0);
                     double b = splat__now();
                     if (splat__stream_sync(&s, SPLAT_SYNC_COMMIT, &err) != SPLAT_OK) die("submit", &err);
                     double d = splat__now();

@@ -132,6 +132,9 @@ mut sh_record_basis_shifted shaders/project_bwd.glsl raster_ \
 mut sh_record_nonfinite_kept shaders/project_bwd.glsl raster_ \
     'vec3 d = n_coeffs > 0u ? d_raw : vec3(0.0);' \
     'vec3 d = d_raw;'
+mut adam_nonfinite_unflagged shaders/adam.comp train_nonfinite \
+    'if (isnan(np) || isinf(np)) atomicOr(params_bad, 1u);' \
+    'if (false) atomicOr(params_bad, 1u);'
 mut train_sh_record_unflagged src/train/ring.c train_ \
     '.sh_record = true,' \
     '.sh_record = false,'

@@ -8,6 +8,9 @@
 // parameters and its moments. With SH_RECORD (training's pipeline) the SH gradients come as
 // project_bwd's records (render_types.h): the gradient of coefficient k, channel c is
 // Y[k] * d_raw[c], the product project_bwd would have stored (a zero where it stored a zero).
+// A parameter it writes NaN or Inf sets the gate buffer's second word (SPLAT_GATE_BYTES), which
+// the next step reports: training's forward reads the SH of the Gaussians it draws only, so this
+// is where a culled Gaussian's bad coefficient shows.
 #include "common.glsl"
 #include "train_types.h"
 
@@ -17,7 +20,7 @@ layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint SH_RECORD = 0u;
 
 layout(std430, binding = ADAM_SLOTS) readonly buffer Slots { splat_train_slot slots[]; };
-layout(std430, binding = ADAM_GATE) readonly buffer Gate { uint gate; };
+layout(std430, binding = ADAM_GATE) buffer Gate { uint gate; uint params_bad; };  // SPLAT_GATE_BYTES
 // Per group: parameters [N,width], gradients [N,width], moments [N,2,width].
 #define DECLARE(i, name, NAME, width, head, LRH, LRR, flags)                                \
     layout(std430, binding = ADAM_PARAMS + i) buffer P_##name { float p_##name[]; };               \
@@ -54,7 +57,9 @@ float step_one(float p, float g, inout float m, inout float v, float step_size, 
         uint mi = 2u * gi * uint(width) + k;                                                       \
         float m = m_##name[mi], v = m_##name[mi + uint(width)];                                    \
         float g = (flags & SPLAT_GROUP_FLAG_SH) != 0u && SH_RECORD != 0u ? sh_record_grad(gi, k) : g_##name[e]; \
-        p_##name[e] = step_one(p_##name[e], g, m, v, lr / bias1, bias2);                           \
+        float np = step_one(p_##name[e], g, m, v, lr / bias1, bias2);                              \
+        if (isnan(np) || isinf(np)) atomicOr(params_bad, 1u);                                      \
+        p_##name[e] = np;                                                                          \
         m_##name[mi] = m;                                                                          \
         m_##name[mi + uint(width)] = v;                                                            \
         return;                                                                                    \

@@ -11,9 +11,10 @@
 #include "render_common.glsl"
 
 layout(local_size_x = 256) in;
-// Forward-only renders (splat__render_bufs_fwd_only) check only the Gaussians they draw: a
-// non-finite SH coefficient of a drawn one still shows in its colour, and the SH of the others
-// (most of a scene, in a given view) is never read. Training checks every Gaussian every view.
+// Forward-only renders (splat__render_bufs_fwd_only) and training (SPLAT_FWD_SH_DRAWN) check the
+// SH of the Gaussians they draw only: a non-finite coefficient of a drawn one still shows in its
+// colour, and the SH of the others (most of a scene, in a given view) is never read; training's
+// Adam checks every value it writes. Other renders check every Gaussian's.
 layout(constant_id = 0) const uint DRAWN_ONLY = 0u;
 
 layout(std430, binding = PROJECT_FWD_FRAME) readonly buffer FrameBuf { splat_frame frame; };

@@ -52,6 +52,11 @@ SPLAT_STRUCT(splat_frame)
                                 view (docs/TRAIN.md, "Densification") */
 };
 
+/* The update gate's buffer: the gate (nonzero: no update, no statistics; loss_reduce closes it, the
+ * host reopens it), then a word Adam sets when a parameter it wrote came out NaN or Inf, which the
+ * next step's loss_reduce reports as non-finite (zero in new buffers; the host leaves it alone). */
+#define SPLAT_GATE_BYTES 8u
+
 /* Counters the GPU writes and the host reads when it retires a submission. */
 SPLAT_STRUCT(splat_counters)
 {

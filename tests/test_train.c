@@ -99,14 +99,14 @@ SPLAT_TEST(train_loss_vs_ref)
             memcpy(frame.background, bg, sizeof bg);
             splat_train_slot slot = {.has_mask = (uint32_t)masked, .n_pixels = n_count, .n_centres = n_centres};
             splat_counters zero = {0};
-            uint32_t gate = 0;
+            uint32_t gate[SPLAT_GATE_BYTES / 4] = {0};
             splat_buf b_frame = make_buf(f.g, "frame", sizeof frame, &frame),
                       b_slots = make_buf(f.g, "slots", sizeof slot, &slot), b_pix = make_buf(f.g, "pixels", px * 4, pix),
                       b_mask = make_buf(f.g, "masks", (px + 4) / 4 * 4, mask), b_x = make_buf(f.g, "render", px * 16, x4),
                       b_maps = make_buf(f.g, "maps", px * 48, NULL),
                       b_parts = make_buf(f.g, "parts", splat__loss_groups(W, H) * 16, NULL),
                       b_grad = make_buf(f.g, "grad", px * 16, NULL), b_count = make_buf(f.g, "counters", sizeof zero, &zero),
-                      b_gate = make_buf(f.g, "gate", 4, &gate), b_rep = make_buf(f.g, "report", sizeof(splat_train_report), NULL);
+                      b_gate = make_buf(f.g, "gate", SPLAT_GATE_BYTES, gate), b_rep = make_buf(f.g, "report", sizeof(splat_train_report), NULL);
             splat__loss_record(splat__stream_cmd(&f.s), &f.pipes, &(splat_loss_args){
                 .frame = SPLAT_VIEW(b_frame), .slots = SPLAT_VIEW(b_slots), .pixels = SPLAT_VIEW(b_pix),
                 .masks = SPLAT_VIEW(b_mask), .render = SPLAT_VIEW(b_x), .maps = SPLAT_VIEW(b_maps),
@@ -192,8 +192,8 @@ static void adam_case(bool selective)
     slot.bias1 = (float)(1 - pow(0.9, tt));
     slot.bias2 = (float)sqrt(1 - pow(0.999, tt));
     for (int gate = 1; gate >= 0; gate--) {
-        uint32_t gv = (uint32_t)gate;
-        splat_buf b_slot = make_buf(f.g, "slot", sizeof slot, &slot), b_gate = make_buf(f.g, "gate", 4, &gv);
+        uint32_t gv[SPLAT_GATE_BYTES / 4] = {(uint32_t)gate};
+        splat_buf b_slot = make_buf(f.g, "slot", sizeof slot, &slot), b_gate = make_buf(f.g, "gate", SPLAT_GATE_BYTES, gv);
         splat__adam_record(splat__stream_cmd(&f.s), &f.pipes, &(splat_adam_args){
             .slots = SPLAT_VIEW(b_slot), .gate = SPLAT_VIEW(b_gate), .params = &bp, .grads = &bg, .moments = &bm,
             .radii = SPLAT_VIEW(b_radii), .selective = selective, .n = n});
@@ -883,6 +883,44 @@ SPLAT_TEST(train_demo_psnr_floor)
         splat_test_fail(__FILE__, __LINE__, "trainer:", "%s", err.msg);
     }
     splat_trainer_free(t);
+    splat_ctx_free(ctx);
+}
+
+/* A NaN or Inf SH coefficient ends the run with SPLAT_ERR_NONFINITE naming its Gaussian, one the
+ * views draw (the forward meets it in the colour) and one no view draws: training's forward reads
+ * the SH of the drawn Gaussians only, so Adam meets that one as it writes it, and the next step
+ * reports it. */
+SPLAT_TEST(train_nonfinite_sh_reported)
+{
+    splat_ctx *ctx = test_ctx();
+    if (!ctx) return;
+    const char *dir = demo_dir(ctx, 32, 8);
+    const float bad_values[] = {NAN, INFINITY, -INFINITY};
+    for (int drawn = 0; drawn < 2 && dir; drawn++) {
+        splat_error err = {0};
+        splat_trainer *t = NULL;
+        splat_train_desc desc = {.data = dir, .steps = 40, .refine_start = 100000, .seed = splat__rng_u64(splat_test_rng())};
+        if (splat_trainer_init(&t, ctx, &desc, &err) != SPLAT_OK) {
+            splat_test_fail(__FILE__, __LINE__, "trainer:", "%s", err.msg);
+            break;
+        }
+        T_OK(splat_trainer_run(t, 5, &err), &err);
+        splat_gpu *g = t->env.gpu;
+        uint32_t i = (uint32_t)(splat__rng_u64(splat_test_rng()) % t->model.count);
+        uint32_t c = (uint32_t)(splat__rng_u64(splat_test_rng()) % 3); /* of the DC term, active from step 0 */
+        float v = bad_values[splat__rng_u64(splat_test_rng()) % 3];
+        /* far above the ring of cameras, all of which look at its middle: outside every view */
+        const float far_away[3] = {0.0f, 1e6f, 0.0f};
+        if (!drawn) T_OK(splat__buf_upload(g, &t->model.params.means, (uint64_t)i * 12, far_away, 12, &err), &err);
+        T_OK(splat__buf_upload(g, &t->model.params.sh, ((uint64_t)i * 48 + c) * 4, &v, 4, &err), &err);
+        splat_status st = splat_trainer_run(t, 40, &err);
+        char want[64];
+        snprintf(want, sizeof want, "Gaussian %u:", i);
+        printf("  %s Gaussian %u, SH 0.%u = %g: %s\n", drawn ? "drawn" : "never drawn", i, c, v, err.msg);
+        T_CHECK(st == SPLAT_ERR_NONFINITE && strstr(err.msg, want), "%s Gaussian %u, SH 0.%u = %g: got %s: %s",
+                drawn ? "drawn" : "never drawn", i, c, v, splat_status_str(st), err.msg);
+        splat_trainer_free(t);
+    }
     splat_ctx_free(ctx);
 }
 

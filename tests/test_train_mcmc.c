@@ -408,7 +408,7 @@ SPLAT_TEST(train_mcmc_noise_vs_ref)
     for (int c = 0; c < 3; c++) {
         uint32_t gate = c == 0;
         splat_buf b_slot = slot_buf(f.g, n, step, c == 1 ? 0.0f : scale), b_gate;
-        T_OK(splat__buf_init(f.g, &b_gate, "gate", 4, SPLAT_MEM_DEVICE, &err), &err);
+        T_OK(splat__buf_init(f.g, &b_gate, "gate", SPLAT_GATE_BYTES, SPLAT_MEM_DEVICE, &err), &err);
         T_OK(splat__buf_upload(f.g, &b_gate, 0, &gate, 4, &err), &err);
         splat_model model = {.count = n};
         T_REQUIRE(upload(f.g, &model.params, &model.moments, &s, &mom));

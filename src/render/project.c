@@ -3,7 +3,7 @@
 #include "render/render.h"
 
 void splat__project_fwd_record(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene,
-                               splat_render_bufs *b, uint32_t n)
+                               splat_render_bufs *b, uint32_t n, uint32_t flags)
 {
     splat_view v[PROJECT_FWD_BINDINGS] = {
         [PROJECT_FWD_FRAME] = SPLAT_VIEW(b->frame),
@@ -17,7 +17,8 @@ void splat__project_fwd_record(splat_cmd *c, const splat_renderer *r, const spla
         [PROJECT_FWD_TILES] = SPLAT_VIEW(b->tiles),
         [PROJECT_FWD_COUNTERS] = SPLAT_VIEW(b->counters),
     };
-    const splat_pipe *p = b->fwd_only ? (scene->sh_half ? &r->project_fwd_h_only : &r->project_fwd_only)
+    bool drawn_only = b->fwd_only || (flags & SPLAT_FWD_SH_DRAWN);
+    const splat_pipe *p = drawn_only ? (scene->sh_half ? &r->project_fwd_h_only : &r->project_fwd_only)
                                       : (scene->sh_half ? &r->project_fwd_h : &r->project_fwd);
     splat__cmd_dispatch_1d(c, p, v, PROJECT_FWD_BINDINGS, NULL, 0, n);
 }

@@ -5,7 +5,7 @@
 #include "render/render.h"
 
 void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene, splat_render_bufs *b,
-                       uint32_t n)
+                       uint32_t n, uint32_t flags)
 {
     SPLAT_ASSERT(n <= b->capacity && n <= scene->capacity);
     splat_render_push pc = splat__render_push(b);
@@ -13,7 +13,7 @@ void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_
     splat__cmd_fill(c, SPLAT_VIEW(b->ranges), 0);
     splat__cmd_barrier(c);
 
-    splat__project_fwd_record(c, r, scene, b, n);
+    splat__project_fwd_record(c, r, scene, b, n, flags);
     splat__cmd_barrier(c);
     splat__cmd_mark(c, "project_fwd");
 
@@ -144,7 +144,7 @@ static void record_image(splat_cmd *c, const image_job *j, bool replayed)
     if (replayed) splat__cmd_copy(c, SPLAT_VIEW(j->b->frame_host), SPLAT_VIEW(j->b->frame));
     else splat__render_set_frame(c, j->b, j->f);
     splat__cmd_barrier(c);
-    splat__render_fwd(c, j->r, j->scene, j->b, j->scene->count);
+    splat__render_fwd(c, j->r, j->scene, j->b, j->scene->count, 0);
     if (j->copy) splat__cmd_copy(c, SPLAT_VIEW_AT(j->b->out_rgbt, 0, j->copy_bytes), SPLAT_VIEW_AT(*j->copy, 0, j->copy_bytes));
 }
 

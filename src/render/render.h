@@ -84,7 +84,7 @@ typedef struct splat_renderer {
     uint64_t id;                               /* new at init and whenever a pipeline is rebuilt */
     splat_pipe project_fwd_only, project_fwd_h_only, isect_fwd_only, rasterize_fwd_only;
     splat_pipe rasterize_bwd;
-    splat_pipe project_bwd[4];                 /* by splat_bwd_flags */
+    splat_pipe project_bwd[4];                 /* by the SPLAT_BWD_ flags */
     splat_pipe project_fwd_h, project_bwd_h;   /* half-float SH */
 } splat_renderer;
 
@@ -117,7 +117,8 @@ typedef struct splat_render_bufs {
     splat_buf out_depth;    /* [H,W] */
     splat_buf grad_img;     /* [H,W,4] dL/drgb, dL/dalpha (input of the backward) */
     splat_buf stats;        /* [cap,4] densification statistics */
-    splat_buf gate;         /* uint: nonzero makes the backward leave the statistics alone */
+    splat_buf gate;         /* SPLAT_GATE_BYTES: the update gate (nonzero: the backward leaves the statistics
+                             * alone), then Adam's word for a parameter it wrote non-finite */
     splat_buf debug;        /* the first non-finite gradient the backward caught (splat__render_debug) */
     splat_buf readback;     /* host-visible copy of the counters (discrete GPUs) */
     bool fwd_only;          /* splat__render_bufs_init_fwd_only */
@@ -176,7 +177,7 @@ void splat__render_set_frame(splat_cmd *c, splat_render_bufs *b, const splat_fra
 /* Every stage reads the frame from b->frame and records no barrier of its own: the pipeline
  * (render.c) puts one between stages. n: Gaussians, rows [0, n) of `scene`. */
 void splat__project_fwd_record(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene,
-                               splat_render_bufs *b, uint32_t n);
+                               splat_render_bufs *b, uint32_t n, uint32_t flags);
 /* isect_setup (the count the sort and the indirect dispatches use), then isect_fwd. */
 void splat__isect_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b, uint32_t n);
 /* After ranges_fwd: each tile's run ordered by (depth bits, value): the value is the emission
@@ -186,13 +187,15 @@ void splat__ranges_record(splat_cmd *c, const splat_renderer *r, splat_render_bu
 void splat__rasterize_fwd_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
 /* Reads b->grad_img; writes each intersection's partial gradient. */
 void splat__rasterize_bwd_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b);
-/* What the backward writes besides the gradients, or in place of some (0: the gradients). */
-typedef enum splat_bwd_flags {
+/* What training's render does otherwise (0: as any render). */
+typedef enum splat_render_flags {
     SPLAT_BWD_STATS = 1,     /* accumulate the densification statistics into b->stats, unless b->gate is nonzero */
     SPLAT_BWD_SH_RECORD = 2, /* grads->sh holds each Gaussian's SH record (render_types.h, at least
                               * SPLAT_SH_RECORD_FLOATS a row), not its SH gradients: for Adam's
-                              * SPLAT_ADAM_SH_RECORD */
-} splat_bwd_flags;
+                              * adam_sh_record pipeline */
+    SPLAT_FWD_SH_DRAWN = 4,  /* the forward reads (and checks) the SH of the Gaussians it draws only,
+                              * as forward-only renders do: Adam checks every value it writes */
+} splat_render_flags;
 
 /* Writes every row [0, n) of `grads`. */
 void splat__project_bwd_record(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene,
@@ -202,9 +205,9 @@ void splat__project_bwd_record(splat_cmd *c, const splat_renderer *r, const spla
 
 /* Records the forward of `n` Gaussians. The frame must already be in b->frame. The counters
  * land in b->readback too, so the host can check them in place after the submission. With
- * b->fwd_only, the forward-only pipeline (splat__render_bufs_init_fwd_only). */
+ * b->fwd_only, the forward-only pipeline (splat__render_bufs_init_fwd_only). flags: splat_render_flags. */
 void splat__render_fwd(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene, splat_render_bufs *b,
-                       uint32_t n);
+                       uint32_t n, uint32_t flags);
 /* Records the backward of the forward before it (see the stages above); not after a fwd_only
  * forward. */
 void splat__render_bwd(splat_cmd *c, const splat_renderer *r, const splat_scene_gpu *scene, splat_render_bufs *b,

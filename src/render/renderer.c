@@ -22,7 +22,7 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
     r->gpu = g;
     const uint32_t push = sizeof(splat_render_push);
     const uint32_t on = 1;
-    /* project_bwd's spec constants (STATS, SH_RECORD) by splat_bwd_flags */
+    /* project_bwd's spec constants (STATS, SH_RECORD) by splat_render_flags (the SPLAT_BWD_ ones) */
     const uint32_t bwd_flags[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
     r->tile_cap = default_tile_cap(g);
     r->id = splat__unique_id();
@@ -185,7 +185,7 @@ static splat_status bufs_init(splat_gpu *g, const splat_renderer *r, splat_rende
         {&b->out_depth, "render.out_depth", bwd * px * 4, SPLAT_MEM_DEVICE},
         {&b->grad_img, "render.grad_img", bwd * px * 16, SPLAT_MEM_DEVICE},
         {&b->stats, "render.stats", bwd * n * 16, SPLAT_MEM_DEVICE},
-        {&b->gate, "render.gate", 4, SPLAT_MEM_DEVICE},
+        {&b->gate, "render.gate", SPLAT_GATE_BYTES, SPLAT_MEM_DEVICE},
         {&b->debug, "render.debug", 128, SPLAT_MEM_DEVICE},
         {&b->readback, "render.readback", sizeof(splat_counters), SPLAT_MEM_READBACK},
         {&b->frame_host, "render.frame_host", sizeof(splat_frame), SPLAT_MEM_UPLOAD},

@@ -16,7 +16,8 @@ void splat__train_record(splat_trainer *t, splat_cmd *c, uint32_t slot, bool bac
                               slot);
     splat__cmd_barrier(c);
 
-    splat__render_fwd(c, r, &m->params, rb, m->count);
+    /* Adam checks every parameter it writes, so the forward need read no culled Gaussian's SH */
+    splat__render_fwd(c, r, &m->params, rb, m->count, SPLAT_FWD_SH_DRAWN);
 
     splat__loss_record(c, &t->pipes, &(splat_loss_args){
         .frame = SPLAT_VIEW(rb->frame),
@@ -87,7 +88,7 @@ splat_status splat__train_regrown(splat_trainer *t, splat_error *err)
 {
     splat_status st = splat__train_rerecord(t, err);
     if (st != SPLAT_OK) return st;
-    splat__cmd_fill(splat__stream_cmd(t->env.stream), SPLAT_VIEW(t->rb.gate), 0);
+    splat__cmd_fill(splat__stream_cmd(t->env.stream), SPLAT_VIEW_AT(t->rb.gate, 0, 4), 0); /* the gate word alone */
     return splat__stream_sync(t->env.stream, SPLAT_SYNC_COMMIT_AND_WAIT, err);
 }
 
@@ -286,7 +287,7 @@ static splat_status run_strategy(splat_trainer *t, uint32_t s, splat_error *err)
     /* the statistics start over; the gate is open (nothing was gated) */
     splat_cmd *c = splat__stream_cmd(t->env.stream);
     splat__cmd_fill(c, SPLAT_VIEW(t->rb.stats), 0);
-    splat__cmd_fill(c, SPLAT_VIEW(t->rb.gate), 0);
+    splat__cmd_fill(c, SPLAT_VIEW_AT(t->rb.gate, 0, 4), 0); /* the gate word: Adam's word stays for the next report */
     st = splat__stream_sync(t->env.stream, SPLAT_SYNC_COMMIT_AND_WAIT, err);
     if (st == SPLAT_OK) st = splat__train_rerecord(t, err);
     return st;

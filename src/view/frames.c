@@ -185,7 +185,7 @@ static void record_frame(splat_cmd *c, void *user)
     if (v->has_prof) splat__prof_begin(c, &v->prof);
     splat__render_set_frame(c, &v->rb, j->f);
     splat__cmd_barrier(c);
-    splat__render_fwd(c, v->renderer, &v->scene, &v->rb, v->scene.count);
+    splat__render_fwd(c, v->renderer, &v->scene, &v->rb, v->scene.count, 0);
     splat_view views[VIEW_PACK_BINDINGS] = {
         [VIEW_PACK_FRAME] = SPLAT_VIEW(v->rb.frame),
         [VIEW_PACK_RGBT] = SPLAT_VIEW(v->rb.out_rgbt),
