@@ -132,6 +132,12 @@ mut sh_record_basis_shifted shaders/project_bwd.glsl raster_ \
 mut sh_record_nonfinite_kept shaders/project_bwd.glsl raster_ \
     'vec3 d = n_coeffs > 0u ? d_raw : vec3(0.0);' \
     'vec3 d = d_raw;'
+mut project_bwd_culled_inverted shaders/project_bwd.glsl raster_ \
+    'if ((culled[r / 32u] & (1u << (r % 32u))) == 0u) s_sh' \
+    'if ((culled[r / 32u] & (1u << (r % 32u))) != 0u) s_sh'
+mut project_bwd_culled_word shaders/project_bwd.glsl raster_ \
+    'if ((culled[r / 32u] & (1u << (r % 32u))) == 0u) s_sh' \
+    'if ((culled[0] & (1u << (r % 32u))) == 0u) s_sh'
 mut adam_nonfinite_unflagged shaders/adam.comp train_nonfinite \
     'if (isnan(np) || isinf(np)) atomicOr(params_bad, 1u);' \
     'if (false) atomicOr(params_bad, 1u);'

@@ -48,6 +48,7 @@ layout(std430, binding = PROJECT_BWD_DEBUG) buffer Debug { uint dbg_count; uint 
 layout(push_constant) uniform Push { splat_render_push pc; };
 
 shared float s_sh[WG * 49u]; // the workgroup's SH rows (48 floats, padded to 49 against bank conflicts)
+shared uint s_culled[WG / 32u]; // the rows this view culled, a bit each: their SH is never read
 const uint CHUNK = WG * 49u / 9u; // entries of partial gradients that s_sh holds at a time
 
 float sh_flat(uint j)
@@ -241,6 +242,9 @@ void main()
         my_first = offsets[i];
         my_stop = min(my_first + tiles_touched[i], pc.isect_capacity);
     }
+    if (tid < WG / 32u) s_culled[tid] = 0u;
+    barrier();
+    if (tid < rows && radii[i].x == 0.0) atomicOr(s_culled[tid / 32u], 1u << (tid % 32u));
     for (uint c0 = e_first; c0 < e_stop; c0 += CHUNK) {
         uint cn = min(CHUNK, e_stop - c0);
         barrier();
@@ -252,7 +256,15 @@ void main()
     }
     barrier();
 
-    for (uint j = tid; j < rows * 48u; j += WG) s_sh[(j / 48u) * 49u + j % 48u] = sh_flat(first * 48u + j);
+    // The culled rows' SH is left out: backward() reads no culled row. The mask sits in registers,
+    // so that nothing but the predicate stands between the loads (an earlier version that read a
+    // flag from shared memory before each load measured slower, docs/PERFORMANCE.md).
+    uint culled[WG / 32u];
+    for (uint w = 0u; w < WG / 32u; w++) culled[w] = s_culled[w];
+    for (uint j = tid; j < rows * 48u; j += WG) {
+        uint r = j / 48u;
+        if ((culled[r / 32u] & (1u << (r % 32u))) == 0u) s_sh[r * 49u + j % 48u] = sh_flat(first * 48u + j);
+    }
     barrier();
     float Y[16];
     vec3 d_raw = vec3(0.0);
