@@ -27,7 +27,8 @@ layout(std430, binding = ADAM_GATE) buffer Gate { uint gate; uint params_bad; };
     layout(std430, binding = ADAM_GRADS + i) readonly buffer G_##name { float g_##name[]; };       \
     layout(std430, binding = ADAM_MOMENTS + i) buffer M_##name { float m_##name[]; };
 SPLAT_PARAM_GROUPS(DECLARE)
-// Element (k, c) of row gi's SH gradient from its record: the one product, rounded once.
+// Element k of row gi's SH gradient (coefficient k / 3, channel k % 3) from its record: the one
+// product, rounded once.
 float sh_record_grad(uint gi, uint k)
 {
     uint b = gi * SPLAT_SH_RECORD_FLOATS, coeff = k / 3u;
