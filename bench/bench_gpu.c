@@ -1,9 +1,10 @@
 /* GPU layer benchmark: per device, copy bandwidth, float-atomic throughput, the cost of a
  * dispatch plus barrier, what a small fill adds to it, and the latency of an empty submit + wait; the
  * copy and the fill both as the gpu layer records them (its shaders) and as the Vulkan transfer
- * commands they replaced. Prints a table.
+ * commands they replaced; and what a refine pays the driver for the model's buffers. Prints two tables.
  * Usage: bench_gpu [--device N] */
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "gpu/gpu.h"
@@ -30,6 +31,84 @@ static double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return v[n / 2];
+}
+
+/* A refine's new arrays (docs/PERFORMANCE.md, "Where a refine's time goes"): the parameters and
+ * Adam moments of every group of core/params.h for n Gaussians, ten buffers. */
+#define MODEL_BUFS (2 * SPLAT_GROUP_COUNT)
+
+static void model_alloc(splat_gpu *g, splat_buf *bufs, uint64_t n)
+{
+    splat_error err = {0};
+    for (uint32_t k = 0; k < MODEL_BUFS; k++)
+        CHECK(splat__buf_init(g, &bufs[k], "model", n * splat__groups[k % SPLAT_GROUP_COUNT].width * 4 * (k < SPLAT_GROUP_COUNT ? 1 : 2),
+                              SPLAT_MEM_DEVICE, &err));
+}
+
+typedef struct free_job {
+    splat_gpu *g;
+    splat_buf *bufs;
+    double ms;
+} free_job;
+
+static void *model_free(void *user)
+{
+    free_job *j = user;
+    double t0 = splat__now();
+    for (uint32_t k = 0; k < MODEL_BUFS; k++) splat__buf_free(j->g, &j->bufs[k]);
+    j->ms = (splat__now() - t0) * 1e3;
+    return NULL;
+}
+
+/* Allocating one set while the set before is freed: on this thread after it, or on a second
+ * thread at once (whether the driver lets the two overlap); and a fill of every buffer of a fresh
+ * set, then of the same set again (what the first use of new memory costs). */
+static void bench_model_buffers(splat_gpu *g, splat_stream *s)
+{
+    splat_error err = {0};
+    uint64_t n = g->info.type == VK_PHYSICAL_DEVICE_TYPE_CPU ? 50000 : 900000, bytes = 0;
+    for (uint32_t k = 0; k < MODEL_BUFS; k++) bytes += n * splat__groups[k % SPLAT_GROUP_COUNT].width * 4 * (k < SPLAT_GROUP_COUNT ? 1 : 2);
+    enum { REPS = 7 };
+    splat_buf set[2][MODEL_BUFS];
+    double alloc_ms[REPS], free_ms[REPS], both_ms[REPS], first_ms[REPS], again_ms[REPS];
+    int cur = 0;
+    model_alloc(g, set[cur], n);
+    for (int r = 0; r < REPS; r++) {
+        double t0 = splat__now();
+        model_alloc(g, set[!cur], n);
+        double t1 = splat__now();
+        free_job j = {g, set[cur], 0};
+        model_free(&j);
+        alloc_ms[r] = (t1 - t0) * 1e3, free_ms[r] = j.ms;
+        cur = !cur;
+        /* the fresh set's first fill, then its second */
+        for (int pass = 0; pass < 2; pass++) {
+            double f0 = splat__now();
+            splat_cmd *c = splat__stream_cmd(s);
+            for (uint32_t k = 0; k < MODEL_BUFS; k++) splat__cmd_fill(c, SPLAT_VIEW(set[cur][k]), 0);
+            CHECK(splat__stream_sync(s, SPLAT_SYNC_COMMIT_AND_WAIT, &err));
+            (pass ? again_ms : first_ms)[r] = (splat__now() - f0) * 1e3;
+        }
+    }
+    for (int r = 0; r < REPS; r++) {
+        free_job j = {g, set[cur], 0};
+        pthread_t th;
+        double t0 = splat__now();
+        bool threaded = pthread_create(&th, NULL, model_free, &j) == 0;
+        if (!threaded) model_free(&j);
+        model_alloc(g, set[!cur], n);
+        if (threaded) pthread_join(th, NULL);
+        both_ms[r] = (splat__now() - t0) * 1e3;
+        cur = !cur;
+    }
+    free_job j = {g, set[cur], 0};
+    model_free(&j);
+    printf("\n| device | model buffers | allocate ms | free ms | allocate while a second thread frees, ms "
+           "| first fill ms | second fill ms |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+    printf("| %s | %u for %llu Gaussians, %.0f MB | %.2f | %.2f | %.2f | %.2f | %.2f |\n", g->info.name, MODEL_BUFS,
+           (unsigned long long)n, bytes / 1e6, median(alloc_ms, REPS), median(free_ms, REPS), median(both_ms, REPS),
+           median(first_ms, REPS), median(again_ms, REPS));
 }
 
 int main(int argc, char **argv)
@@ -156,6 +235,7 @@ int main(int argc, char **argv)
     splat__pipe_free(g, &pe);
     splat__buf_free(g, &a);
     splat__buf_free(g, &b);
+    bench_model_buffers(g, &s);
     splat__prof_free(g, &prof);
     splat__stream_free(&s);
     splat__gpu_free(g);
