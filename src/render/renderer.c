@@ -28,7 +28,8 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
     r->id = splat__unique_id();
     /* rasterize_bwd adds the subgroups' sums in shared memory, SUB Gaussians at a time: as many
      * as fit beside its batch arrays (about 14 KiB), for as many subgroups as the smallest
-     * subgroup size allows. */
+     * subgroup size allows, and no more than 32 (48 and 64 took 27 % longer on the H100,
+     * docs/PERFORMANCE.md). */
     uint32_t n_sg = 256 / g->info.min_subgroup_size;
     uint32_t budget = g->info.max_shared_memory > 14336 ? g->info.max_shared_memory - 14336 : 0;
     uint32_t sub = budget / (n_sg * 36);
