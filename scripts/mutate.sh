@@ -245,6 +245,9 @@ mut eval_scale_counts_kept src/train/eval.c cli_ \
 mut cli_resume_seed_dropped src/cli/main.c cli_checkpoint_resume \
     'if (st == SPLAT_OK && resume && seed_given && splat_trainer_seed(t) != desc.seed) {' \
     'if (false) {'
+mut cli_png_stride_skips src/cli/main.c cli_cameras \
+    'for (uint32_t k = w->t; k < b->count; k += b->threads)' \
+    'for (uint32_t k = w->t; k < b->count; k += b->threads + 1)'
 mut cli_selective_adam_dropped src/cli/main.c cli_train_selective \
     'else if (strcmp(a, "--selective-adam") == 0) desc.selective_adam = true;' \
     'else if (strcmp(a, "--selective-adam") == 0) desc.selective_adam = false;'

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
@@ -964,6 +965,52 @@ static bool parse_vec3(const char *s, double v[3])
  * float images (one camera at least, whatever its size). */
 #define RENDER_BATCH 64
 #define RENDER_BATCH_BYTES (256ull << 20)
+#define RENDER_WRITERS 16
+
+/* A batch's PNGs, written on up to RENDER_WRITERS threads (one a core): deflate is most of a
+ * render's time past the GPU (24 ms for a 799x532 image on a 2026 CPU core, where the H100
+ * renders it in under 1). Thread t writes images t, t + T, ...; each keeps its own status. */
+typedef struct png_batch {
+    uint32_t count, threads;
+    char (*path)[1300];
+    float **img;
+    const splat_camera *cams;
+    splat_status *st;
+    splat_error *err;
+} png_batch;
+
+typedef struct png_writer {
+    png_batch *b;
+    uint32_t t;
+} png_writer;
+
+static void *png_write_some(void *user)
+{
+    png_writer *w = user;
+    png_batch *b = w->b;
+    for (uint32_t k = w->t; k < b->count; k += b->threads)
+        b->st[k] = splat_write_png(b->path[k], b->img[k], NULL, b->cams[k].width, b->cams[k].height, &b->err[k]);
+    return NULL;
+}
+
+static void png_write_batch(png_batch *b)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t most = b->count < RENDER_WRITERS ? b->count : RENDER_WRITERS;
+    b->threads = cores > 1 && (uint32_t)cores < most ? (uint32_t)cores : cores > 1 ? most : 1;
+    pthread_t th[RENDER_WRITERS];
+    png_writer w[RENDER_WRITERS];
+    bool started[RENDER_WRITERS] = {false};
+    for (uint32_t t = 0; t < b->threads; t++) {
+        w[t] = (png_writer){b, t};
+        if (t > 0) started[t] = pthread_create(&th[t], NULL, png_write_some, &w[t]) == 0;
+    }
+    /* this thread writes stride 0, and any stride whose thread did not start */
+    for (uint32_t t = 0; t < b->threads; t++)
+        if (!started[t]) png_write_some(&w[t]);
+    for (uint32_t t = 1; t < b->threads; t++)
+        if (started[t]) pthread_join(th[t], NULL);
+}
 
 static int cmd_render(int argc, char **argv)
 {
@@ -1118,13 +1165,20 @@ static int cmd_render(int argc, char **argv)
             else fprintf(stderr, "splatc: --camera: %s\n", err.msg);
             rc = 1;
         }
+        static char path[RENDER_BATCH][1300];
+        splat_status wst[RENDER_BATCH];
+        splat_error werr[RENDER_BATCH];
+        for (uint32_t k = k0; k < k1; k++) {
+            if (frames) snprintf(path[k - k0], sizeof path[0], "%s/frame_%04u.png", out, k);
+            else if (named) snprintf(path[k - k0], sizeof path[0], "%s/%s.png", out, names[k]);
+            else snprintf(path[k - k0], sizeof path[0], "%s/render_%04u.png", out, k);
+        }
+        if (rc == 0) png_write_batch(&(png_batch){.count = k1 - k0, .path = path, .img = img, .cams = &cams[k0],
+                                                  .st = wst, .err = werr});
+        /* reported in camera order, as a loop of writes would */
         for (uint32_t k = k0; k < k1 && rc == 0; k++) {
-            char path[1300];
-            if (frames) snprintf(path, sizeof path, "%s/frame_%04u.png", out, k);
-            else if (named) snprintf(path, sizeof path, "%s/%s.png", out, names[k]);
-            else snprintf(path, sizeof path, "%s/render_%04u.png", out, k);
-            if (splat_write_png(path, img[k - k0], NULL, cams[k].width, cams[k].height, &err) != SPLAT_OK) rc = fail(&err);
-            else if (!o.quiet && !frames) printf("wrote %s\n", path);
+            if (wst[k - k0] != SPLAT_OK) rc = fail(&werr[k - k0]);
+            else if (!o.quiet && !frames) printf("wrote %s\n", path[k - k0]);
             else if (!o.quiet && k + 1 == n) printf("wrote %u frames: %s/frame_NNNN.png\n", n, out);
         }
         for (uint32_t k = k0; k < k1; k++) splat_free(img[k - k0]);
