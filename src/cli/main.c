@@ -968,8 +968,9 @@ static bool parse_vec3(const char *s, double v[3])
 #define RENDER_WRITERS 16
 
 /* A batch's PNGs, written on up to RENDER_WRITERS threads (one a core): deflate is most of a
- * render's time past the GPU (24 ms for a 799x532 image on a 2026 CPU core, where the H100
- * renders it in under 1). Thread t writes images t, t + T, ...; each keeps its own status. */
+ * render's time past the GPU (24 ms for a 799x532 image on one core of the development machine,
+ * where the H100 renders it in under 1). Thread t writes images t, t + T, ...; each keeps its own
+ * status. The paths are distinct (render_names refuses repeated names). */
 typedef struct png_batch {
     uint32_t count, threads;
     char (*path)[1300];
@@ -996,8 +997,8 @@ static void *png_write_some(void *user)
 static void png_write_batch(png_batch *b)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    uint32_t most = b->count < RENDER_WRITERS ? b->count : RENDER_WRITERS;
-    b->threads = cores > 1 && (uint32_t)cores < most ? (uint32_t)cores : cores > 1 ? most : 1;
+    b->threads = b->count < RENDER_WRITERS ? b->count : RENDER_WRITERS;
+    if (cores >= 1 && (uint64_t)cores < b->threads) b->threads = (uint32_t)cores;
     pthread_t th[RENDER_WRITERS];
     png_writer w[RENDER_WRITERS];
     bool started[RENDER_WRITERS] = {false};
