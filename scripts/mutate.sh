@@ -138,6 +138,12 @@ mut project_bwd_culled_inverted shaders/project_bwd.glsl raster_ \
 mut project_bwd_culled_word shaders/project_bwd.glsl raster_ \
     'if ((culled[r / 32u] & (1u << (r % 32u))) == 0u) s_sh' \
     'if ((culled[0] & (1u << (r % 32u))) == 0u) s_sh'
+mut tile_sort_gather_last_missed shaders/tile_sort.comp raster_ \
+    'for (uint p = r.x + tid; p < r.y; p += WG) gauss_sorted[p] = gauss_of_emit[vals[p]];' \
+    'for (uint p = r.x + tid; p + 1u < r.y; p += WG) gauss_sorted[p] = gauss_of_emit[vals[p]];'
+mut tile_sort_gather_single_missed shaders/tile_sort.comp raster_ \
+    'if (GATHER != 0u && n == 1u && gl_LocalInvocationIndex == 0u)' \
+    'if (GATHER != 0u && n == 2u && gl_LocalInvocationIndex == 0u)'
 mut adam_nonfinite_unflagged shaders/adam.comp train_nonfinite \
     'if (isnan(np) || isinf(np)) atomicOr(params_bad, 1u);' \
     'if (false) atomicOr(params_bad, 1u);'

@@ -29,7 +29,7 @@ layout(std430, binding = RASTERIZE_BWD_PROJ) readonly buffer ProjBuf { vec4 proj
 layout(std430, binding = RASTERIZE_BWD_OUT_RGBT) readonly buffer OutRGBT { vec4 out_rgbt[]; };            // [H,W] forward rgb + final T
 layout(std430, binding = RASTERIZE_BWD_OUT_LAST) readonly buffer OutLast { uint out_last[]; };            // [H,W]
 layout(std430, binding = RASTERIZE_BWD_GRAD_IMG) readonly buffer GradImg { vec4 grad_img[]; };            // [H,W] dL/drgb, dL/dalpha
-layout(std430, binding = RASTERIZE_BWD_GAUSS_OF_EMIT) readonly buffer GaussOf { uint gauss_of_emit[]; };  // [M]
+layout(std430, binding = RASTERIZE_BWD_GAUSS) readonly buffer Gauss { uint gauss_sorted[]; };            // [M] each sorted entry's Gaussian (tile_sort)
 layout(std430, binding = RASTERIZE_BWD_PARTIAL) writeonly buffer Partial { float partial[]; };            // [M,9] mean2d 2, conic 3, opacity, rgb 3
 
 const uint BATCH = 256u;
@@ -143,7 +143,7 @@ void main()
         barrier();
         if (tid < cnt) {
             uint e = emit_of_isect[b_end - 1u - tid];
-            uint g = gauss_of_emit[e];
+            uint g = gauss_sorted[b_end - 1u - tid];
             s_emit[tid] = e;
             s_geom[tid] = proj[3u * g];
             s_conic[tid] = proj[3u * g + 1u];

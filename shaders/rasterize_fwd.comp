@@ -4,9 +4,10 @@
 // blended front to back until transmittance would fall to T_MIN, the list ends, or the
 // per-tile cap is reached.
 //
-// FWD_ONLY (splat__render_bufs_fwd_only): the sorted values are the Gaussians themselves (no
-// emission indirection), and only the image is written: the last position and the depth are
-// for the backward and training, which use the full pipeline.
+// Each sorted entry's Gaussian comes in place: training's tile_sort gathered it, and in
+// forward-only renders the sorted values are the Gaussians. FWD_ONLY (splat__render_bufs_fwd_only):
+// only the image is written; the last position and the depth are for the backward and training,
+// which use the full pipeline.
 #include "common.glsl"
 #include "render_types.h"
 #include "render_common.glsl"
@@ -15,8 +16,7 @@ layout(local_size_x = 16, local_size_y = 16) in;
 
 layout(std430, binding = RASTERIZE_FWD_FRAME) readonly buffer FrameBuf { splat_frame frame; };
 layout(std430, binding = RASTERIZE_FWD_RANGES) readonly buffer Ranges { uvec2 ranges[]; };                // [tiles]
-layout(std430, binding = RASTERIZE_FWD_VALS) readonly buffer Vals { uint emit_of_isect[]; };              // [M] sorted
-layout(std430, binding = RASTERIZE_FWD_GAUSS_OF_EMIT) readonly buffer GaussOf { uint gauss_of_emit[]; };  // [M]
+layout(std430, binding = RASTERIZE_FWD_GAUSS) readonly buffer Gauss { uint gauss_sorted[]; };            // [M] each sorted entry's Gaussian
 layout(std430, binding = RASTERIZE_FWD_PROJ) readonly buffer ProjBuf { vec4 proj[]; };                    // [N,3] vec4
 layout(std430, binding = RASTERIZE_FWD_OUT_RGBT) writeonly buffer OutRGBT { vec4 out_rgbt[]; };           // [H,W] rgb + final T
 layout(std430, binding = RASTERIZE_FWD_OUT_LAST) writeonly buffer OutLast { uint out_last[]; };           // [H,W] last blended list position + 1 (0: none)
@@ -58,7 +58,7 @@ void main()
         if (s_done == BATCH) break;
         uint idx = b + tid;
         if (idx < end) {
-            uint g = FWD_ONLY != 0u ? emit_of_isect[idx] : gauss_of_emit[emit_of_isect[idx]];
+            uint g = gauss_sorted[idx];
             s_geom[tid] = proj[3u * g];
             s_conic[tid] = proj[3u * g + 1u];
             s_rgb[tid] = proj[3u * g + 2u].rgb;

@@ -10,6 +10,10 @@
 // reaching it are skipped. Blocks of CAP entries are sorted in shared memory; a longer run
 // (rare: a few tiles of a frame) merges its blocks with the steps of stride CAP or more in
 // memory and each level's shorter strides again block by block in shared memory.
+//
+// GATHER (training): then each entry's Gaussian, gauss_of_emit[value], is written beside it, so
+// that both rasterize stages read it in place rather than through the emission index, once each
+// per entry (forward-only renders sort the Gaussians themselves).
 #include "common.glsl"
 #include "render_types.h"
 
@@ -19,12 +23,15 @@ layout(std430, binding = TILE_SORT_FRAME) readonly buffer FrameBuf { splat_frame
 layout(std430, binding = TILE_SORT_RANGES) readonly buffer Ranges { uvec2 ranges[]; };  // [tiles]
 layout(std430, binding = TILE_SORT_KEYS) coherent buffer Keys { uint keys[]; };         // [M] depth bits
 layout(std430, binding = TILE_SORT_VALS) coherent buffer Vals { uint vals[]; };         // [M] emission indices (fwd-only: Gaussians)
+layout(std430, binding = TILE_SORT_GAUSS_OF_EMIT) readonly buffer GaussOf { uint gauss_of_emit[]; };  // [M] (GATHER)
+layout(std430, binding = TILE_SORT_GAUSS) writeonly buffer Gauss { uint gauss_sorted[]; };           // [M] (GATHER)
 
 const uint WG = 256u;
 // Entries sorted in shared memory at a time: a power of two, set by splat__renderer_set_tile_cap
 // (2,048 by default: 16 KiB), smaller where the device's shared memory is, or where a test wants
 // the merge path on short runs.
 layout(constant_id = 0) const uint CAP = 2048u;
+layout(constant_id = 1) const uint GATHER = 0u;
 shared uint s_key[CAP];
 shared uint s_val[CAP];
 
@@ -73,7 +80,10 @@ void main()
     if (tx >= frame.tiles_x || ty >= frame.tiles_y) return;
     uvec2 r = ranges[ty * frame.tiles_x + tx];
     uint n = r.y - r.x;
-    if (n < 2u) return;
+    if (n < 2u) {
+        if (GATHER != 0u && n == 1u && gl_LocalInvocationIndex == 0u) gauss_sorted[r.x] = gauss_of_emit[vals[r.x]];
+        return;
+    }
     uint P = 2u;
     while (P < n) P <<= 1u;
     uint span = min(P, CAP), blocks = (n + CAP - 1u) / CAP;
@@ -92,4 +102,7 @@ void main()
         }
         for (uint b = 0u; b < blocks; b++) block_pass(r.x, n, b * CAP, span, false, k);
     }
+    // (block_pass ends with the barrier that makes its writes of vals visible here)
+    if (GATHER != 0u)
+        for (uint p = r.x + tid; p < r.y; p += WG) gauss_sorted[p] = gauss_of_emit[vals[p]];
 }

@@ -38,6 +38,9 @@ void splat__tile_sort_record(splat_cmd *c, const splat_renderer *r, splat_render
         [TILE_SORT_RANGES] = SPLAT_VIEW(b->ranges),
         [TILE_SORT_KEYS] = SPLAT_VIEW(b->keys_lo),
         [TILE_SORT_VALS] = SPLAT_VIEW(b->vals),
+        [TILE_SORT_GAUSS_OF_EMIT] = SPLAT_VIEW(b->gauss_of_emit),
+        [TILE_SORT_GAUSS] = SPLAT_VIEW(b->gauss_sorted),
     };
-    splat__cmd_dispatch(c, &r->tile_sort, v, TILE_SORT_BINDINGS, NULL, 0, b->max_tiles_x, b->max_tiles_y, 1);
+    splat__cmd_dispatch(c, b->fwd_only ? &r->tile_sort : &r->tile_sort_gather, v, TILE_SORT_BINDINGS, NULL, 0,
+                        b->max_tiles_x, b->max_tiles_y, 1);
 }

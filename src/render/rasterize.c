@@ -8,12 +8,12 @@ void splat__rasterize_fwd_record(splat_cmd *c, const splat_renderer *r, splat_re
     splat_view v[RASTERIZE_FWD_BINDINGS] = {
         [RASTERIZE_FWD_FRAME] = SPLAT_VIEW(b->frame),
         [RASTERIZE_FWD_RANGES] = SPLAT_VIEW(b->ranges),
-        [RASTERIZE_FWD_VALS] = SPLAT_VIEW(b->vals),
         [RASTERIZE_FWD_PROJ] = SPLAT_VIEW(b->proj),
         [RASTERIZE_FWD_OUT_RGBT] = SPLAT_VIEW(b->out_rgbt),
         [RASTERIZE_FWD_OUT_LAST] = SPLAT_VIEW(b->out_last),
         [RASTERIZE_FWD_OUT_DEPTH] = SPLAT_VIEW(b->out_depth),
-        [RASTERIZE_FWD_GAUSS_OF_EMIT] = SPLAT_VIEW(b->gauss_of_emit),
+        /* each sorted entry's Gaussian: tile_sort's gather, or in forward-only renders the values themselves */
+        [RASTERIZE_FWD_GAUSS] = b->fwd_only ? SPLAT_VIEW(b->vals) : SPLAT_VIEW(b->gauss_sorted),
     };
     splat__cmd_dispatch(c, b->fwd_only ? &r->rasterize_fwd_only : &r->rasterize_fwd, v, RASTERIZE_FWD_BINDINGS, NULL, 0,
                         b->max_tiles_x, b->max_tiles_y, 1);
@@ -29,7 +29,7 @@ void splat__rasterize_bwd_record(splat_cmd *c, const splat_renderer *r, splat_re
         [RASTERIZE_BWD_OUT_RGBT] = SPLAT_VIEW(b->out_rgbt),
         [RASTERIZE_BWD_OUT_LAST] = SPLAT_VIEW(b->out_last),
         [RASTERIZE_BWD_GRAD_IMG] = SPLAT_VIEW(b->grad_img),
-        [RASTERIZE_BWD_GAUSS_OF_EMIT] = SPLAT_VIEW(b->gauss_of_emit),
+        [RASTERIZE_BWD_GAUSS] = SPLAT_VIEW(b->gauss_sorted),
         [RASTERIZE_BWD_PARTIAL] = SPLAT_VIEW(b->partial),
     };
     splat__cmd_dispatch(c, &r->rasterize_bwd, v, RASTERIZE_BWD_BINDINGS, NULL, 0, b->max_tiles_x, b->max_tiles_y, 1);

@@ -80,6 +80,7 @@ typedef struct splat_renderer {
     splat_sorter sorter;
     splat_pipe project_fwd, isect_setup, isect_fwd, ranges_fwd, rasterize_fwd;
     splat_pipe tile_sort;                      /* each tile's run by depth, after the sort by tile */
+    splat_pipe tile_sort_gather;               /* the same, and each entry's Gaussian (training) */
     uint32_t tile_cap;                         /* tile_sort's block in shared memory (entries) */
     uint64_t id;                               /* new at init and whenever a pipeline is rebuilt */
     splat_pipe project_fwd_only, project_fwd_h_only, isect_fwd_only, rasterize_fwd_only;
@@ -109,6 +110,9 @@ typedef struct splat_render_bufs {
     splat_buf offsets;      /* [cap] exclusive scan of tiles */
     splat_buf keys_lo, keys_hi, vals;  /* [M] depth bits, tile id, emission index; sorted in place */
     splat_buf gauss_of_emit;           /* [M] Gaussian of each emission index */
+    splat_buf gauss_sorted;            /* [M] training: the Gaussian of each sorted entry (tile_sort's
+                                        * gather, so the rasterizer reads it in place); a stub in
+                                        * forward-only renders, whose values are the Gaussians */
     splat_buf partial;                 /* [M,9] each entry's share of its Gaussian's 2D gradient */
     splat_buf sort_scratch, scan_scratch;
     splat_buf ranges;       /* [tiles,2] */

@@ -26,6 +26,8 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
     const uint32_t bwd_flags[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
     r->tile_cap = default_tile_cap(g);
     r->id = splat__unique_id();
+    /* tile_sort's spec constants: the block (CAP), whether it gathers each entry's Gaussian */
+    const uint32_t tile_spec[2][2] = {{r->tile_cap, 0}, {r->tile_cap, 1}};
     /* rasterize_bwd adds the subgroups' sums in shared memory, SUB Gaussians at a time: as many
      * as fit beside its batch arrays (about 14 KiB), for as many subgroups as the smallest
      * subgroup size allows, and no more than 32 (48 and 64 took 27 % longer on the H100,
@@ -51,7 +53,8 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
         {&r->project_fwd_h_only, {.shader = "project_fwd_h", .n_bindings = PROJECT_FWD_BINDINGS, .spec = &on, .n_spec = 1}},
         {&r->isect_fwd_only, {.shader = "isect_fwd", .n_bindings = ISECT_FWD_BINDINGS, .push_size = push, .spec = &on, .n_spec = 1}},
         {&r->rasterize_fwd_only, {.shader = "rasterize_fwd", .n_bindings = RASTERIZE_FWD_BINDINGS, .spec = &on, .n_spec = 1}},
-        {&r->tile_sort, {.shader = "tile_sort", .n_bindings = TILE_SORT_BINDINGS, .spec = &r->tile_cap, .n_spec = 1}},
+        {&r->tile_sort, {.shader = "tile_sort", .n_bindings = TILE_SORT_BINDINGS, .spec = tile_spec[0], .n_spec = 2}},
+        {&r->tile_sort_gather, {.shader = "tile_sort", .n_bindings = TILE_SORT_BINDINGS, .spec = tile_spec[1], .n_spec = 2}},
         {&r->rasterize_bwd, {.shader = "rasterize_bwd", .n_bindings = RASTERIZE_BWD_BINDINGS, .spec = bwd_spec, .n_spec = 2}},
         {&r->project_fwd_h, {.shader = "project_fwd_h", .n_bindings = PROJECT_FWD_BINDINGS}},
         {&r->project_bwd_h, {.shader = "project_bwd_h", .n_bindings = PROJECT_BWD_BINDINGS, .push_size = push}},
@@ -75,14 +78,22 @@ splat_status splat__renderer_set_tile_cap(splat_renderer *r, uint32_t cap, splat
     if (cap < 2 || cap > most || (cap & (cap - 1)))
         return splat__fail(err, SPLAT_ERR_INVALID_ARG, "tile_sort: blocks of %u entries (a power of two, 2 to %u)", cap,
                            most);
-    splat_pipe p;
-    splat_status st = splat__pipe_init(r->gpu, &p,
-                                       &(splat_pipe_desc){.shader = "tile_sort", .n_bindings = TILE_SORT_BINDINGS,
-                                                          .spec = &cap, .n_spec = 1},
-                                       err);
-    if (st != SPLAT_OK) return st;
+    splat_pipe p[2] = {0};
+    splat_status st = SPLAT_OK;
+    for (uint32_t k = 0; k < 2 && st == SPLAT_OK; k++) {
+        const uint32_t spec[2] = {cap, k};
+        st = splat__pipe_init(r->gpu, &p[k],
+                              &(splat_pipe_desc){.shader = "tile_sort", .n_bindings = TILE_SORT_BINDINGS, .spec = spec, .n_spec = 2},
+                              err);
+    }
+    if (st != SPLAT_OK) {
+        for (uint32_t k = 0; k < 2; k++) splat__pipe_free(r->gpu, &p[k]);
+        return st;
+    }
     splat__pipe_free(r->gpu, &r->tile_sort);
-    r->tile_sort = p;
+    splat__pipe_free(r->gpu, &r->tile_sort_gather);
+    r->tile_sort = p[0];
+    r->tile_sort_gather = p[1];
     r->tile_cap = cap;
     r->id = splat__unique_id();
     return SPLAT_OK;
@@ -103,6 +114,7 @@ void splat__renderer_free(splat_renderer *r)
     splat__pipe_free(g, &r->isect_fwd_only);
     splat__pipe_free(g, &r->rasterize_fwd_only);
     splat__pipe_free(g, &r->tile_sort);
+    splat__pipe_free(g, &r->tile_sort_gather);
     splat__pipe_free(g, &r->rasterize_bwd);
     for (uint32_t k = 0; k < SPLAT_COUNTOF(r->project_bwd); k++) splat__pipe_free(g, &r->project_bwd[k]);
     splat__pipe_free(g, &r->project_fwd_h);
@@ -139,6 +151,7 @@ static splat_status isect_bufs_init(splat_gpu *g, const splat_renderer *r, splat
         {&b->keys_hi, "isect.keys_hi", bytes, SPLAT_MEM_DEVICE},
         {&b->vals, "isect.vals", bytes, SPLAT_MEM_DEVICE},
         {&b->gauss_of_emit, "isect.gauss_of_emit", bytes, SPLAT_MEM_DEVICE},
+        {&b->gauss_sorted, "isect.gauss_sorted", b->fwd_only ? 0 : bytes, SPLAT_MEM_DEVICE},
         {&b->partial, "isect.partial", b->fwd_only ? 0 : bytes * 9, SPLAT_MEM_DEVICE},
         {&b->sort_scratch, "isect.sort_scratch", splat__sort_scratch_bound(&r->sorter, m, 2), SPLAT_MEM_DEVICE},
     };
@@ -153,6 +166,7 @@ static void isect_bufs_free(splat_gpu *g, splat_render_bufs *b)
     splat__buf_free(g, &b->keys_hi);
     splat__buf_free(g, &b->vals);
     splat__buf_free(g, &b->gauss_of_emit);
+    splat__buf_free(g, &b->gauss_sorted);
     splat__buf_free(g, &b->partial);
     splat__buf_free(g, &b->sort_scratch);
     b->isect_capacity = 0;
