@@ -144,6 +144,27 @@ mut tile_sort_gather_last_missed shaders/tile_sort.comp raster_ \
 mut tile_sort_gather_single_missed shaders/tile_sort.comp raster_ \
     'if (GATHER != 0u && n == 1u && gl_LocalInvocationIndex == 0u)' \
     'if (GATHER != 0u && n == 2u && gl_LocalInvocationIndex == 0u)'
+mut compact_gather_shifted shaders/densify_compact.comp train_densify \
+    '        uint s = ROW * (final_row(row) - base);' \
+    '        uint s = ROW * (final_row(row) - base + 1u);'
+mut compact_pruned_kept shaders/densify_compact.comp train_densify \
+    'bool survives(uint i) { return i >= pc.n || n_keep[i] != 0u; }' \
+    'bool survives(uint i) { return true; }'
+mut compact_scatter_short shaders/densify_compact.comp train_densify \
+    '        uint count = final_row(last) - base;' \
+    '        uint count = final_row(last) - base - 1u;'
+mut compact_second_moment_left shaders/densify_compact.comp train_densify \
+    '    for (uint k = 0u; k < 2u * uint(width); k++) mv_##name[2u * uint(width) * row + k] = scratch[s + mo + k]; \' \
+    '    for (uint k = 0u; k < uint(width); k++) mv_##name[2u * uint(width) * row + k] = scratch[s + mo + k]; \'
+mut apply_in_place_survivors_written shaders/densify_apply.comp train_densify \
+    'if (n_keep[i] != 0u && pc.append_at == 0u) copy_row(i, off_keep[i], true);' \
+    'if (n_keep[i] != 0u) copy_row(i, off_keep[i], true);'
+mut densify_in_place_chunk_skipped src/train/strategy_default.c train_densify \
+    '        for (uint64_t first = 0; first < grown; first += rows)' \
+    '        for (uint64_t first = 0; first < grown; first += rows + 1)'
+mut densify_in_place_too_full src/train/strategy_default.c train_densify \
+    '    if (n > 0 && grown <= p->capacity && 2 * grown <= m->capacity) {' \
+    '    if (n > 0 && new_count <= p->capacity && 2 * new_count <= m->capacity) {'
 mut adam_nonfinite_unflagged shaders/adam.comp train_nonfinite \
     'if (isnan(np) || isinf(np)) atomicOr(params_bad, 1u);' \
     'if (false) atomicOr(params_bad, 1u);'

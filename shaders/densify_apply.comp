@@ -2,7 +2,9 @@
 // Densification, second pass: writes every Gaussian's rows into the new arrays, in the order of
 // docs/TRAIN.md (survivors, then clones, then first split children, then second ones). Adam
 // moments move with survivors and start at zero for new rows. A pass writes only the outputs
-// pc.outputs names; the bindings of the others are placeholders it never touches.
+// pc.outputs names; the bindings of the others are placeholders it never touches. In place
+// (pc.append_at, the arrays bound on both sides have room): the new rows only, after the old
+// ones, which they are made from and which densify_compact then moves up.
 #include "common.glsl"
 #include "train_types.h"
 #include "render_types.h"
@@ -40,15 +42,18 @@ void copy_row(uint src, uint dst, bool moments)
     SPLAT_PARAM_GROUPS(COPY)
 }
 
+// Where new row `pos` of the new arrays goes: there, or in place after the old rows.
+uint new_row(uint pos) { return pc.append_at != 0u ? pc.append_at + (pos - total_keep) : pos; }
+
 void main()
 {
     uint i = splat_global_id();
     if (i >= pc.n) return;
-    if (n_keep[i] != 0u) copy_row(i, off_keep[i], true);
-    if (n_clone[i] != 0u) copy_row(i, total_keep + off_clone[i], false);
+    if (n_keep[i] != 0u && pc.append_at == 0u) copy_row(i, off_keep[i], true);
+    if (n_clone[i] != 0u) copy_row(i, new_row(total_keep + off_clone[i]), false);
     if (n_split[i] != 0u) {
         uint s = off_split[i] / 2u, n_splits = total_split / 2u;
-        for (uint c = 0u; c < 2u; c++) copy_row(i, total_keep + total_clone + c * n_splits + s, false);
+        for (uint c = 0u; c < 2u; c++) copy_row(i, new_row(total_keep + total_clone + c * n_splits + s), false);
         if (!writes(SPLAT_GROUP_MEANS) && !writes(SPLAT_GROUP_LOG_SCALES)) return;
         vec3 ls = vec3(s_log_scales[3u * i], s_log_scales[3u * i + 1u], s_log_scales[3u * i + 2u]);
         vec3 scale = exp(ls);
@@ -59,7 +64,7 @@ void main()
         vec3 z[2] = vec3[2](vec3(p0.x, p0.y, p1.x), vec3(p1.y, p2.x, p2.y));
         vec3 child_ls = log(scale / float(SPLIT_SHRINK));
         for (uint c = 0u; c < 2u; c++) {
-            uint d = total_keep + total_clone + c * n_splits + s;
+            uint d = new_row(total_keep + total_clone + c * n_splits + s);
             vec3 m = mu + Rq * (scale * z[c]);
             for (uint k = 0u; k < 3u; k++) {
                 if (writes(SPLAT_GROUP_MEANS)) d_means[3u * d + k] = m[k];

@@ -105,14 +105,28 @@ SPLAT_STRUCT(splat_mcmc_push)
 
 /* Push constants of densify_apply: which outputs a pass writes (bit g: the parameters of group g,
  * bit SPLAT_APPLY_MOMENTS + g: its moments); the others are left alone, so the new arrays can be
- * written, and the old ones freed, a few groups at a time. */
+ * written, and the old ones freed, a few groups at a time. append_at nonzero: in place (the
+ * arrays have room): only the new rows (clones, split children) are written, in their order,
+ * from row append_at (the old count) on; densify_compact then closes the gaps. */
 #define SPLAT_APPLY_MOMENTS 8
 SPLAT_STRUCT(splat_apply_push)
 {
     u32 n;
     u32 seed;    /* the run seed ^ step */
     u32 outputs;
-    u32 pad;
+    u32 append_at;
+};
+
+/* Push constants of densify_compact: rows [first, first + rows) of the n + new rows left by an in
+ * place densify_apply, phase 0 (the chunk's survivors into the scratch, in order) or 1 (the
+ * scratch to their final rows). Row i < n survives where keep[i] != 0, at off_keep[i]; the new
+ * rows i >= n all survive, at total_keep + i - n. */
+SPLAT_STRUCT(splat_compact_push)
+{
+    u32 n;
+    u32 first;
+    u32 rows;
+    u32 phase;
 };
 
 /* Push constants of densify_rank and densify_budget: the decisions' inputs as in splat_train_push
@@ -263,6 +277,16 @@ SPLAT_STRUCT(splat_budget_push)
 #define DENSIFY_APPLY_DST_PARAMS (DENSIFY_APPLY_SRC_MOMENTS + SPLAT_GROUP_COUNT)
 #define DENSIFY_APPLY_DST_MOMENTS (DENSIFY_APPLY_DST_PARAMS + SPLAT_GROUP_COUNT)
 #define DENSIFY_APPLY_BINDINGS (DENSIFY_APPLY_DST_MOMENTS + SPLAT_GROUP_COUNT)
+
+/* densify_compact.comp: the survivors' decisions and scan, every group's rows and moments, and a
+ * scratch of splat_compact_push.rows rows of SPLAT_PARAM_FLOATS + 2 SPLAT_PARAM_FLOATS floats */
+#define DENSIFY_COMPACT_TOTALS 0
+#define DENSIFY_COMPACT_OFF_KEEP 1
+#define DENSIFY_COMPACT_KEEP 2
+#define DENSIFY_COMPACT_SCRATCH 3
+#define DENSIFY_COMPACT_PARAMS 4
+#define DENSIFY_COMPACT_MOMENTS (DENSIFY_COMPACT_PARAMS + SPLAT_GROUP_COUNT)
+#define DENSIFY_COMPACT_BINDINGS (DENSIFY_COMPACT_MOMENTS + SPLAT_GROUP_COUNT)
 
 #undef u32
 #undef f32

@@ -275,8 +275,9 @@ typedef enum budget_kind {
 /* One refine at `step` on a crafted scene of n Gaussians (every one built to be kept, cloned, split
  * or pruned by a wide margin) under a budget of kind bk: the GPU must produce the reference's rows
  * in the reference's order, with the Adam moments of survivors moved along and those of new rows
- * zero. */
-static void densify_case(kfix *f, uint32_t step, budget_kind bk)
+ * zero. in_place: the arrays have room for three times the rows, so the refine moves them in
+ * place (densify_compact), in chunks of a random few rows, across whose borders rows move. */
+static void densify_case(kfix *f, uint32_t step, budget_kind bk, bool in_place)
 {
     splat_error err = {0};
     uint32_t n = 200 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 600);
@@ -313,8 +314,11 @@ static void densify_case(kfix *f, uint32_t step, budget_kind bk)
         for (int k = 0; k < 48; k++) mom.sh[48 * i + k] = (float)t_uniform(-1, 1);
     }
     splat_scene_gpu gp, gm;
-    T_OK(splat__scene_gpu_init(f->g, &gp, "params", n, false, &err), &err);
-    T_OK(splat__scene_gpu_init(f->g, &gm, "adam", 2 * n, false, &err), &err);
+    uint32_t room = in_place ? 3 * n : n;
+    splat__densify_compact_rows = in_place ? 1 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 97) : 0;
+    if (in_place) printf("  in place: room for %u rows, chunks of %u\n", room, splat__densify_compact_rows);
+    T_OK(splat__scene_gpu_init(f->g, &gp, "params", room, false, &err), &err);
+    T_OK(splat__scene_gpu_init(f->g, &gm, "adam", 2 * room, false, &err), &err);
     T_OK(splat__scene_gpu_upload(f->g, &gp, &s, &err), &err);
     T_OK(splat__scene_gpu_upload(f->g, &gm, &mom, &err), &err);
     splat_buf b_stats = make_buf(f->g, "stats", n * 16, stats);
@@ -342,6 +346,11 @@ static void densify_case(kfix *f, uint32_t step, budget_kind bk)
                              .max_count = max_count};
     splat_densify_result res;
     T_OK(splat__densify_run(&job, &res, &err), &err);
+    splat__densify_compact_rows = 0;
+    /* in place exactly when the arrays hold the old rows and the new ones */
+    bool fits = !res.skipped && (uint64_t)n + res.clones + 2ull * res.splits <= room;
+    T_CHECK(res.in_place == fits && (fits || !in_place), "in place %d, want %d", res.in_place, fits);
+    T_OK(splat__stream_sync(&f->s, SPLAT_SYNC_COMMIT_AND_WAIT, &err), &err);
     T_OK(splat__ref_refine_budget(&s, grad, cnt, step, (float)scene_scale, run_seed, max_count, &ref, &err), &err);
     printf("  step %u, budget %u (base %u, unbudgeted %u): %u -> %u Gaussians (%u clones, %u splits, %u pruned; cut %u "
            "clones, %u splits)\n",
@@ -380,13 +389,13 @@ static void densify_case(kfix *f, uint32_t step, budget_kind bk)
                        ref.scene.opacities[r]);
             bad_rows += !exact || dm > T_TOL_MOVE;
             /* moments: moved with survivors, zero for new rows */
-            for (int half = 0; half < 2; half++) {
-                uint64_t d = 2ull * r + half, o = 2ull * src + half;
-                const float *a = &gotm.sh[48 * d], *b = &mom.sh[48 * o];
-                for (int k = 0; k < 48; k++) bad_moments += kept ? a[k] != b[k] : a[k] != 0.0f;
-                bad_moments += kept ? gotm.opacities[d] != mom.opacities[o] : gotm.opacities[d] != 0.0f;
-                for (int k = 0; k < 3; k++) bad_moments += kept ? gotm.means[3 * d + k] != mom.means[3 * o + k] : gotm.means[3 * d + k] != 0.0f;
-            }
+            for (int half = 0; half < 2; half++)
+                for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
+                    uint32_t w = splat__groups[g].width;
+                    uint64_t d = 2ull * r + half, o = 2ull * src + half;
+                    const float *a = splat__scene_group_c(&gotm, g) + w * d, *b = splat__scene_group_c(&mom, g) + w * o;
+                    for (uint32_t k = 0; k < w; k++) bad_moments += kept ? a[k] != b[k] : a[k] != 0.0f;
+                }
         }
         T_CHECK(bad_rows == 0, "step %u: %llu rows differ from the reference", step, (unsigned long long)bad_rows);
         T_CHECK(bad_moments == 0, "step %u: %llu moment values misplaced", step, (unsigned long long)bad_moments);
@@ -407,8 +416,22 @@ SPLAT_TEST(train_densify_vs_ref)
 {
     kfix f;
     if (kfix_init(&f)) {
-        densify_case(&f, 600, BUDGET_NONE);
-        densify_case(&f, 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50), BUDGET_NONE);
+        densify_case(&f, 600, BUDGET_NONE, false);
+        densify_case(&f, 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50), BUDGET_NONE, false);
+    }
+    kfix_free(&f);
+}
+
+/* The same in place: arrays with room (densify_apply after the old rows, then densify_compact). */
+SPLAT_TEST(train_densify_in_place_vs_ref)
+{
+    kfix f;
+    if (kfix_init(&f)) {
+        uint32_t late = 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50);
+        densify_case(&f, 600, BUDGET_NONE, true);
+        densify_case(&f, late, BUDGET_NONE, true);
+        densify_case(&f, 600, BUDGET_SPLITS, true);
+        densify_case(&f, late, BUDGET_TIGHT, true);
     }
     kfix_free(&f);
 }
@@ -419,12 +442,12 @@ SPLAT_TEST(train_densify_budget_vs_ref)
     kfix f;
     if (kfix_init(&f)) {
         uint32_t late = 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50);
-        densify_case(&f, 600, BUDGET_CLONES);
-        densify_case(&f, late, BUDGET_SPLITS);
-        densify_case(&f, 600, BUDGET_SPLITS);
-        densify_case(&f, late, BUDGET_BELOW_BASE);
-        densify_case(&f, 600, BUDGET_LOOSE);
-        densify_case(&f, late, BUDGET_TIGHT);
+        densify_case(&f, 600, BUDGET_CLONES, false);
+        densify_case(&f, late, BUDGET_SPLITS, false);
+        densify_case(&f, 600, BUDGET_SPLITS, false);
+        densify_case(&f, late, BUDGET_BELOW_BASE, false);
+        densify_case(&f, 600, BUDGET_LOOSE, false);
+        densify_case(&f, late, BUDGET_TIGHT, false);
     }
     kfix_free(&f);
 }

@@ -95,19 +95,30 @@ typedef struct splat_densify_bufs {
     splat_buf readback;                        /* totals + info, host-visible */
     /* a budget's ranking (made the first time a budget binds): sort keys, rows, sort scratch */
     splat_buf rank_keys, rank_rows, sort_scratch;
+    splat_buf compact;                         /* densify_compact's scratch (made by the first refine in place) */
+    uint32_t compact_rows;                     /* the rows it holds */
 } splat_densify_bufs;
 
 typedef struct splat_densify_pipes {
-    splat_pipe mark, apply, opacity_reset, rank, budget;
+    splat_pipe mark, apply, compact, opacity_reset, rank, budget;
 } splat_densify_pipes;
+
+/* Rows densify_compact moves at a time in a refine in place (0: the default, 65,536); tests set
+ * fewer, to cross chunk boundaries. */
+extern uint32_t splat__densify_compact_rows;
 
 splat_status splat__densify_pipes_init(splat_gpu *g, splat_densify_pipes *p, splat_error *err);
 void splat__densify_pipes_free(splat_gpu *g, splat_densify_pipes *p);
 void splat__densify_bufs_free(splat_gpu *g, splat_densify_bufs *d);
 
-/* One refine on the GPU: decisions, scans, and the moves into new parameter and moment arrays,
- * which replace *params and *moments. Waits for the GPU once to learn the new count, and once more
- * when the budget cuts (densify_rank, the sort, densify_budget, and the scans again). */
+/* One refine on the GPU: decisions, scans, and the moves. Where the arrays have room for the old
+ * rows and the new ones (capacity), the refine happens in place: densify_apply writes the new
+ * rows after the old ones and densify_compact closes the gaps, with no allocation, no free and one
+ * wait; the gradients stay. Otherwise new arrays replace *params and *moments, with room for the
+ * next refines where the device reports its free memory and plenty is free (docs/TRAIN.md,
+ * "Where the rows go on the GPU"), and the gradients are freed. Waits for
+ * the GPU once to learn the new count, and once more when the budget cuts (densify_rank, the
+ * sort, densify_budget, and the scans again). */
 typedef struct splat_densify_job {
     splat_gpu *gpu;
     splat_stream *stream;
@@ -115,7 +126,7 @@ typedef struct splat_densify_job {
     const splat_densify_pipes *pipes;
     splat_densify_bufs *bufs;          /* scratch, grown as needed */
     splat_scene_gpu *params, *moments; /* replaced */
-    splat_scene_gpu *grads;            /* freed, or NULL; the caller reallocates them for the new count */
+    splat_scene_gpu *grads;            /* freed (unless in place), or NULL; the caller reallocates them for the new count */
     const splat_buf *stats;            /* [count,4] grad2d sum, count, .. */
     uint32_t count;
     uint32_t step, seed;               /* seed: the run's seed ^ step */
@@ -135,6 +146,7 @@ typedef struct splat_densify_result {
      * skipped, the model left as it was, when not even its survivors fit. */
     uint32_t memory_cap;
     bool skipped;
+    bool in_place;                     /* the arrays had room: moved in place (see above) */
 } splat_densify_result;
 
 splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *res, splat_error *err);

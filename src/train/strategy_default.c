@@ -23,6 +23,11 @@ splat_status splat__densify_pipes_init(splat_gpu *g, splat_densify_pipes *p, spl
                                               .push_size = sizeof(splat_apply_push)},
             err);
     if (st == SPLAT_OK)
+        st = splat__pipe_init(
+            g, &p->compact, &(splat_pipe_desc){.shader = "densify_compact", .n_bindings = DENSIFY_COMPACT_BINDINGS,
+                                                .push_size = sizeof(splat_compact_push)},
+            err);
+    if (st == SPLAT_OK)
         st = splat__pipe_init(g, &p->rank,
                               &(splat_pipe_desc){.shader = "densify_rank", .n_bindings = DENSIFY_RANK_BINDINGS,
                                                  .push_size = sizeof(splat_budget_push)},
@@ -44,6 +49,7 @@ void splat__densify_pipes_free(splat_gpu *g, splat_densify_pipes *p)
 {
     splat__pipe_free(g, &p->mark);
     splat__pipe_free(g, &p->apply);
+    splat__pipe_free(g, &p->compact);
     splat__pipe_free(g, &p->opacity_reset);
     splat__pipe_free(g, &p->rank);
     splat__pipe_free(g, &p->budget);
@@ -53,10 +59,13 @@ void splat__densify_bufs_free(splat_gpu *g, splat_densify_bufs *d)
 {
     splat_buf *all[] = {&d->keep,      &d->clone,     &d->split,     &d->off_keep, &d->off_clone, &d->off_split,
                         &d->tot_keep,  &d->tot_clone, &d->tot_split, &d->totals,   &d->info,      &d->scan_scratch,
-                        &d->readback,  &d->rank_keys, &d->rank_rows, &d->sort_scratch};
+                        &d->readback,  &d->rank_keys, &d->rank_rows, &d->sort_scratch, &d->compact};
     for (size_t k = 0; k < SPLAT_COUNTOF(all); k++) splat__buf_free(g, all[k]);
     d->capacity = 0;
+    d->compact_rows = 0;
 }
+
+uint32_t splat__densify_compact_rows;
 
 static splat_status bufs_ensure(splat_gpu *g, const splat_sorter *sorter, splat_densify_bufs *d, uint32_t capacity,
                                 splat_error *err)
@@ -224,6 +233,61 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
     res->splits = r[4] - res->splits_cut;
     res->pruned = (uint32_t)((uint64_t)n + res->clones + res->splits - new_count);
 
+    /* In place, where the arrays hold the old rows and the new ones: no allocation, no free, one
+     * wait. The new rows go after the old ones, made from rows nothing has moved yet; then the
+     * chunks close the gaps in order (densify_compact). */
+    uint64_t grown = (uint64_t)n + r[1] + r[2];
+    if (n > 0 && grown <= p->capacity && 2 * grown <= m->capacity) {
+        /* Chunks of 65,536 rows, fewer for a smaller model (the scratch grows with it), and fewer
+         * where the memory is full: the chunk's size sets only how many dispatches it takes. */
+        uint32_t rows = splat__densify_compact_rows ? splat__densify_compact_rows
+                                                    : (uint32_t)SPLAT_MIN(65536, grown + grown / 4);
+        if (d->compact_rows < rows || (splat__densify_compact_rows && d->compact_rows != rows)) {
+            splat__buf_free(g, &d->compact);
+            d->compact_rows = 0;
+            for (;; rows /= 2) {
+                st = splat__buf_init(g, &d->compact, "densify.compact", (uint64_t)rows * 3 * SPLAT_PARAM_FLOATS * 4,
+                                     SPLAT_MEM_DEVICE, err);
+                if (st == SPLAT_OK) break;
+                if (st != SPLAT_ERR_OUT_OF_DEVICE_MEMORY || rows <= 256) return st;
+            }
+            d->compact_rows = rows;
+        }
+        rows = d->compact_rows;
+        c = splat__stream_cmd(s);
+        splat_apply_push ap = {.n = n, .seed = job->seed, .outputs = ~0u, .append_at = n};
+        splat_view apply[DENSIFY_APPLY_BINDINGS] = {
+            [DENSIFY_APPLY_TOTALS] = SPLAT_VIEW(d->totals),       [DENSIFY_APPLY_OFF_KEEP] = SPLAT_VIEW(d->off_keep),
+            [DENSIFY_APPLY_OFF_CLONE] = SPLAT_VIEW(d->off_clone), [DENSIFY_APPLY_OFF_SPLIT] = SPLAT_VIEW(d->off_split),
+            [DENSIFY_APPLY_KEEP] = SPLAT_VIEW(d->keep),           [DENSIFY_APPLY_CLONE] = SPLAT_VIEW(d->clone),
+            [DENSIFY_APPLY_SPLIT] = SPLAT_VIEW(d->split),
+        };
+        splat_view compact[DENSIFY_COMPACT_BINDINGS] = {
+            [DENSIFY_COMPACT_TOTALS] = SPLAT_VIEW(d->totals), [DENSIFY_COMPACT_OFF_KEEP] = SPLAT_VIEW(d->off_keep),
+            [DENSIFY_COMPACT_KEEP] = SPLAT_VIEW(d->keep),     [DENSIFY_COMPACT_SCRATCH] = SPLAT_VIEW(d->compact),
+        };
+        for (uint32_t gi = 0; gi < SPLAT_GROUP_COUNT; gi++) {
+            apply[DENSIFY_APPLY_SRC_PARAMS + gi] = apply[DENSIFY_APPLY_DST_PARAMS + gi] = SPLAT_VIEW(p->group[gi]);
+            apply[DENSIFY_APPLY_SRC_MOMENTS + gi] = apply[DENSIFY_APPLY_DST_MOMENTS + gi] = SPLAT_VIEW(m->group[gi]);
+            compact[DENSIFY_COMPACT_PARAMS + gi] = SPLAT_VIEW(p->group[gi]);
+            compact[DENSIFY_COMPACT_MOMENTS + gi] = SPLAT_VIEW(m->group[gi]);
+        }
+        splat__cmd_dispatch_1d(c, &job->pipes->apply, apply, DENSIFY_APPLY_BINDINGS, &ap, sizeof ap, n);
+        splat__cmd_barrier(c);
+        for (uint64_t first = 0; first < grown; first += rows)
+            for (uint32_t phase = 0; phase < 2; phase++) {
+                splat_compact_push cp = {.n = n, .first = (uint32_t)first, .rows = rows, .phase = phase};
+                splat__cmd_dispatch_1d(c, &job->pipes->compact, compact, DENSIFY_COMPACT_BINDINGS, &cp, sizeof cp, rows);
+                splat__cmd_barrier(c);
+            }
+        /* waited for, as the passes below are: callers read and free buffers after a refine */
+        st = splat__stream_sync(s, SPLAT_SYNC_COMMIT_AND_WAIT, err);
+        if (st != SPLAT_OK) return st;
+        p->count = res->count;
+        res->in_place = true;
+        return SPLAT_OK;
+    }
+
     /* 2: the new arrays, written in the order of docs/TRAIN.md, a few buffers at a time: the old
      * gradients go first (the next backward rewrites every row; the trainer reallocates them), and
      * each pass frees the old buffers it replaced, so the peak is the old arrays plus the largest
@@ -232,15 +296,32 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
      * quaternions. */
     if (job->grads) splat__scene_gpu_free(g, job->grads);
     const uint32_t *passes = densify_passes;
-    splat_scene_gpu np = {.capacity = new_count ? (uint32_t)new_count : 1};
+    /* Room for the next refines to happen in place: a quarter more rows, or twice the rows this
+     * refine added, early on, when a refine grows the model by more than a quarter; only where the
+     * device reports how much memory is free and twice as much room would fit (fit, the growth
+     * that fits, is counted in rows of the same arrays), so that the room never takes the margin
+     * the estimate leaves for what it cannot see. A device that does not say (fit UINT32_MAX)
+     * gets the count alone, as before: there the room could run the memory out where the count
+     * would not. */
+    uint64_t room = SPLAT_MAX(new_count + new_count / 4, new_count + 2 * (grown - n));
+    if (fit == UINT32_MAX || room + (room - new_count) > fit) room = new_count;
+    splat_scene_gpu np = {.capacity = room ? (uint32_t)room : 1};
     splat_scene_gpu nm = {.capacity = 2 * np.capacity};
     splat_apply_push ap = {.n = n, .seed = job->seed};
     for (size_t k = 0; k < SPLAT_COUNTOF(densify_passes) && st == SPLAT_OK; k++) {
         ap.outputs = passes[k];
         for (uint32_t gi = 0; gi < SPLAT_GROUP_COUNT && st == SPLAT_OK; gi++) {
-            if (ap.outputs & (1u << gi)) st = splat__scene_gpu_group_init(g, &np, "params", gi, err);
-            if (st == SPLAT_OK && ap.outputs & (1u << (SPLAT_APPLY_MOMENTS + gi)))
+            if (ap.outputs & (1u << gi) && !np.group[gi].buffer) st = splat__scene_gpu_group_init(g, &np, "params", gi, err);
+            if (st == SPLAT_OK && ap.outputs & (1u << (SPLAT_APPLY_MOMENTS + gi)) && !nm.group[gi].buffer)
                 st = splat__scene_gpu_group_init(g, &nm, "adam", gi, err);
+            if (st == SPLAT_ERR_OUT_OF_DEVICE_MEMORY && np.capacity > new_count) {
+                /* the room is a convenience: without it, from this buffer on (the arrays' capacity
+                 * is the smallest of their buffers') */
+                np.capacity = new_count ? (uint32_t)new_count : 1;
+                nm.capacity = 2 * np.capacity;
+                st = SPLAT_OK;
+                gi--;
+            }
         }
         if (st != SPLAT_OK) break;
         c = splat__stream_cmd(s);
