@@ -136,6 +136,15 @@ static void record_totals(splat_cmd *c, const splat_sorter *sorter, splat_densif
     splat__cmd_copy(c, SPLAT_VIEW(d->totals), SPLAT_VIEW_AT(d->readback, 0, 12));
 }
 
+/* densify_apply's decisions and their scans; the caller binds the groups. */
+static void apply_decisions(const splat_densify_bufs *d, splat_view v[DENSIFY_APPLY_BINDINGS])
+{
+    v[DENSIFY_APPLY_TOTALS] = SPLAT_VIEW(d->totals), v[DENSIFY_APPLY_OFF_KEEP] = SPLAT_VIEW(d->off_keep);
+    v[DENSIFY_APPLY_OFF_CLONE] = SPLAT_VIEW(d->off_clone), v[DENSIFY_APPLY_OFF_SPLIT] = SPLAT_VIEW(d->off_split);
+    v[DENSIFY_APPLY_KEEP] = SPLAT_VIEW(d->keep), v[DENSIFY_APPLY_CLONE] = SPLAT_VIEW(d->clone);
+    v[DENSIFY_APPLY_SPLIT] = SPLAT_VIEW(d->split);
+}
+
 /* The new arrays are written a few buffers at a time, in this order (densify_apply's bits). */
 static const uint32_t densify_passes[] = {
     1u << SPLAT_GROUP_SH,
@@ -256,12 +265,8 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
         rows = d->compact_rows;
         c = splat__stream_cmd(s);
         splat_apply_push ap = {.n = n, .seed = job->seed, .outputs = ~0u, .append_at = n};
-        splat_view apply[DENSIFY_APPLY_BINDINGS] = {
-            [DENSIFY_APPLY_TOTALS] = SPLAT_VIEW(d->totals),       [DENSIFY_APPLY_OFF_KEEP] = SPLAT_VIEW(d->off_keep),
-            [DENSIFY_APPLY_OFF_CLONE] = SPLAT_VIEW(d->off_clone), [DENSIFY_APPLY_OFF_SPLIT] = SPLAT_VIEW(d->off_split),
-            [DENSIFY_APPLY_KEEP] = SPLAT_VIEW(d->keep),           [DENSIFY_APPLY_CLONE] = SPLAT_VIEW(d->clone),
-            [DENSIFY_APPLY_SPLIT] = SPLAT_VIEW(d->split),
-        };
+        splat_view apply[DENSIFY_APPLY_BINDINGS];
+        apply_decisions(d, apply);
         splat_view compact[DENSIFY_COMPACT_BINDINGS] = {
             [DENSIFY_COMPACT_TOTALS] = SPLAT_VIEW(d->totals), [DENSIFY_COMPACT_OFF_KEEP] = SPLAT_VIEW(d->off_keep),
             [DENSIFY_COMPACT_KEEP] = SPLAT_VIEW(d->keep),     [DENSIFY_COMPACT_SCRATCH] = SPLAT_VIEW(d->compact),
@@ -325,12 +330,8 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
         }
         if (st != SPLAT_OK) break;
         c = splat__stream_cmd(s);
-        splat_view apply[DENSIFY_APPLY_BINDINGS] = {
-            [DENSIFY_APPLY_TOTALS] = SPLAT_VIEW(d->totals),       [DENSIFY_APPLY_OFF_KEEP] = SPLAT_VIEW(d->off_keep),
-            [DENSIFY_APPLY_OFF_CLONE] = SPLAT_VIEW(d->off_clone), [DENSIFY_APPLY_OFF_SPLIT] = SPLAT_VIEW(d->off_split),
-            [DENSIFY_APPLY_KEEP] = SPLAT_VIEW(d->keep),           [DENSIFY_APPLY_CLONE] = SPLAT_VIEW(d->clone),
-            [DENSIFY_APPLY_SPLIT] = SPLAT_VIEW(d->split),
-        };
+        splat_view apply[DENSIFY_APPLY_BINDINGS];
+        apply_decisions(d, apply);
         /* a group already replaced binds its new buffer as a placeholder on both sides */
         for (uint32_t gi = 0; gi < SPLAT_GROUP_COUNT; gi++) {
             const splat_buf *sp = p->group[gi].buffer ? &p->group[gi] : &np.group[gi];
