@@ -239,6 +239,9 @@ typedef struct splat_train_progress {
      * its resume), and the Gaussians they cloned, split (each replaced by two) and pruned, summed:
      * n_gaussians = the count before the first + cloned + split - pruned. 0 for MCMC. */
     uint32_t refines, cloned, split, pruned;
+    /* Of those refines, the ones that moved the rows in place, in arrays with room (no allocation;
+     * docs/TRAIN.md, "Where the rows go on the GPU"). */
+    uint32_t refines_in_place;
 } splat_train_progress;
 
 /* The background training composites its renders and its images' alpha on. */

@@ -165,6 +165,12 @@ mut densify_in_place_chunk_skipped src/train/strategy_default.c train_densify \
 mut densify_in_place_too_full src/train/strategy_default.c train_densify \
     '    if (n > 0 && grown <= p->capacity && 2 * grown <= m->capacity) {' \
     '    if (n > 0 && new_count <= p->capacity && 2 * new_count <= m->capacity) {'
+mut compact_new_rows_shifted shaders/densify_compact.comp cli_train_refine_in_place \
+    'uint final_row(uint i) { return i < pc.n ? off_keep[i] : total_keep + (i - pc.n); }' \
+    'uint final_row(uint i) { return i < pc.n ? off_keep[i] : total_keep + (i - pc.n) / 2u; }'
+mut refines_in_place_uncounted src/train/strategy_default.c cli_train_refine_in_place \
+    '        m->refines_in_place += res.in_place;' \
+    '        m->refines_in_place += 0;'
 mut adam_nonfinite_unflagged shaders/adam.comp train_nonfinite \
     'if (isnan(np) || isinf(np)) atomicOr(params_bad, 1u);' \
     'if (false) atomicOr(params_bad, 1u);'

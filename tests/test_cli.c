@@ -945,6 +945,47 @@ SPLAT_TEST(cli_train_out_of_memory)
     free(out);
 }
 
+/* Refines in place (docs/TRAIN.md, "Where the rows go on the GPU"), end to end: a run that reports
+ * its free memory (a generous SPLAT_MEM_LIMIT) gets arrays with room and moves rows in place at
+ * some refines, the same run without it (lavapipe reports none) at none; both must write the same
+ * scene, value for value, and metrics.json must count the refines in place. */
+SPLAT_TEST(cli_train_refine_in_place_same_bits)
+{
+    const char *dir = cli_demo("demo", 32, 8);
+    if (!dir) return;
+    uint32_t seed = (uint32_t)(splat__rng_u64(splat_test_rng()) % 1000000);
+    const char *run = "--steps 100 --refine-start 10 --refine-every 10 --no-renders -q";
+    splat_scene got[2];
+    double in_place[2] = {0, 0}, refines[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        char out[600], args[2400], path[800], *text;
+        snprintf(out, sizeof out, "%s", splat_test_path(k ? "room" : "plain"));
+        snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, out, seed, run);
+        int rc = run_cli_env(k ? "SPLAT_MEM_LIMIT=4096" : "", args, &text);
+        T_REQUIRE(rc == 0, "exit %d: %s", rc, text);
+        free(text);
+        snprintf(path, sizeof path, "%s/metrics.json", out);
+        char *m = read_text(path);
+        refines[k] = m ? number_after(m, "\"refines\":") : NAN;
+        in_place[k] = m ? number_after(m, "\"refines_in_place\":") : NAN;
+        free(m);
+        snprintf(path, sizeof path, "%s/point_cloud.ply", out);
+        splat_error err = {0};
+        T_OK(splat_scene_load_ply(path, &got[k], &err), &err);
+    }
+    printf("  seed %u: %.0f refines; in place %.0f without a limit, %.0f with it; %u Gaussians\n", seed, refines[0],
+           in_place[0], in_place[1], got[0].count);
+    T_CHECK(refines[0] > 0 && refines[1] == refines[0], "refines %.0f and %.0f", refines[0], refines[1]);
+    T_CHECK(in_place[1] > 0 && in_place[1] > in_place[0], "refines in place: %.0f with room, %.0f without", in_place[1],
+            in_place[0]);
+    uint64_t differ = got[0].count != got[1].count;
+    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT && !differ; g++)
+        differ += memcmp(splat__scene_group_c(&got[0], g), splat__scene_group_c(&got[1], g),
+                         (size_t)got[0].count * splat__groups[g].width * sizeof(float)) != 0;
+    T_CHECK(!differ, "the scenes differ: %u and %u Gaussians", got[0].count, got[1].count);
+    splat_scene_free(&got[0]), splat_scene_free(&got[1]);
+}
+
 /* A run that outgrows a GPU which reports its budget (SPLAT_MEM_LIMIT at a random 80-95 % of the
  * peak of the same run without it), with either strategy: the strategy stops growing the model
  * where its next refine would not fit, the run finishes (exit 0) within the limit, warns once with

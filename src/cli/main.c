@@ -276,6 +276,17 @@ static void bytes_text(uint64_t bytes, char *out, size_t size)
     else snprintf(out, size, "%.1f MiB", bytes / 1048576.0);
 }
 
+/* The default strategy's refine counts, once it has refined (metrics.json and the log's lines). */
+static void add_refines(cJSON *j, const splat_train_progress *p)
+{
+    if (!p->refines) return;
+    cJSON_AddNumberToObject(j, "refines", p->refines);
+    cJSON_AddNumberToObject(j, "refines_in_place", p->refines_in_place);
+    cJSON_AddNumberToObject(j, "cloned", p->cloned);
+    cJSON_AddNumberToObject(j, "split", p->split);
+    cJSON_AddNumberToObject(j, "pruned", p->pruned);
+}
+
 /* metrics.json; `scale` is evaluation's (splatc eval --scale), 0 where there is none to record. */
 static bool write_metrics(const char *path, const splat_eval_result *ev, const splat_train_progress *prog, uint32_t steps,
                           uint32_t n_gaussians, double seconds, uint64_t peak, const char *device, double scale,
@@ -295,12 +306,7 @@ static bool write_metrics(const char *path, const splat_eval_result *ev, const s
     cJSON_AddNumberToObject(j, "ssim", ev->ssim);
     cJSON_AddNumberToObject(j, "l1", ev->l1);
     cJSON_AddNumberToObject(j, "final_train_loss", prog ? prog->loss : 0);
-    if (prog && prog->refines) {
-        cJSON_AddNumberToObject(j, "refines", prog->refines);
-        cJSON_AddNumberToObject(j, "cloned", prog->cloned);
-        cJSON_AddNumberToObject(j, "split", prog->split);
-        cJSON_AddNumberToObject(j, "pruned", prog->pruned);
-    }
+    if (prog) add_refines(j, prog);
     if (prog && prog->memory_cap_step) {
         cJSON_AddNumberToObject(j, "memory_cap", prog->memory_cap);
         cJSON_AddNumberToObject(j, "memory_cap_step", prog->memory_cap_step);
@@ -343,12 +349,7 @@ static void log_line(train_log *lg, uint32_t step, const splat_train_progress *p
         cJSON_AddNumberToObject(j, "train_psnr", p->psnr);
         cJSON_AddNumberToObject(j, "gaussians", p->n_gaussians);
         cJSON_AddNumberToObject(j, "it_per_sec", p->iters_per_sec);
-        if (p->refines) {
-            cJSON_AddNumberToObject(j, "refines", p->refines);
-            cJSON_AddNumberToObject(j, "cloned", p->cloned);
-            cJSON_AddNumberToObject(j, "split", p->split);
-            cJSON_AddNumberToObject(j, "pruned", p->pruned);
-        }
+        add_refines(j, p);
     }
     if (ev) {
         cJSON_AddNumberToObject(j, "eval_views", ev->n_views);

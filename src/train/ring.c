@@ -204,6 +204,7 @@ static void maybe_progress(splat_trainer *t, uint32_t until, bool force)
     t->prog.memory_cap_step = t->model.memory_cap_step;
     t->prog.refines = t->model.refines, t->prog.cloned = t->model.cloned;
     t->prog.split = t->model.split, t->prog.pruned = t->model.pruned;
+    t->prog.refines_in_place = t->model.refines_in_place;
     double dt = t->time_in_runs + (now - t->run_start);
     uint32_t done = t->step - t->first_step;
     t->prog.iters_per_sec = dt >= 1.0 || (force && dt > 0) ? done / dt : 0;

@@ -427,6 +427,7 @@ static splat_status run(splat_strategy_state *s, const splat_strategy_ctx *ctx, 
         m->count = res.count;
         *resized = !res.skipped;
         m->refines++, m->cloned += res.clones, m->split += res.splits, m->pruned += res.pruned;
+        m->refines_in_place += res.in_place;
     }
     if (reset_due(d, step)) {
         splat_cmd *c = splat__stream_cmd(ctx->stream);

@@ -160,6 +160,7 @@ typedef struct splat_model {
      * it bound, and the step it first did (0: never) */
     uint32_t memory_cap, memory_cap_step;
     uint32_t refines, cloned, split, pruned;  /* the default strategy's refines and their decisions, summed */
+    uint32_t refines_in_place;                /* of them, those in place (splat_densify_result.in_place) */
 } splat_model;
 
 /* A strategy's growth was bounded by the device's memory at `step`, to `cap` Gaussians. */
