@@ -87,7 +87,8 @@ class _RenderDesc(ctypes.Structure):
 class _TrainProgress(ctypes.Structure):
     _fields_ = [("step", _u32), ("steps", _u32), ("loss", _f32), ("psnr", _f32), ("n_gaussians", _u32),
                 ("iters_per_sec", _f64), ("eta_sec", _f64), ("isect_padded", _u64), ("memory_cap", _u32),
-                ("memory_cap_step", _u32), ("refines", _u32), ("cloned", _u32), ("split", _u32), ("pruned", _u32)]
+                ("memory_cap_step", _u32), ("refines", _u32), ("cloned", _u32), ("split", _u32), ("pruned", _u32),
+                ("refines_in_place", _u32)]
 
 
 _PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(_TrainProgress))
@@ -643,7 +644,8 @@ class Trainer:
                          iters_per_sec, eta_sec, memory_cap and memory_cap_step: where the GPU's
                          free memory stopped the growth, 0 when it did not; refines, cloned, split
                          and pruned: the default strategy's refines so far and their decisions,
-                         summed) every progress_ms; the latest is also .progress
+                         summed; refines_in_place: of the refines, those that moved the rows in
+                         place) every progress_ms; the latest is also .progress
 
     The dataset is loaded and the Gaussians initialised here."""
 
@@ -700,7 +702,8 @@ class Trainer:
         self.progress = {"step": p.step, "steps": p.steps, "loss": p.loss, "psnr": p.psnr,
                          "n_gaussians": p.n_gaussians, "iters_per_sec": p.iters_per_sec, "eta_sec": p.eta_sec,
                          "memory_cap": p.memory_cap, "memory_cap_step": p.memory_cap_step, "refines": p.refines,
-                         "cloned": p.cloned, "split": p.split, "pruned": p.pruned}
+                         "cloned": p.cloned, "split": p.split, "pruned": p.pruned,
+                         "refines_in_place": p.refines_in_place}
         if self._user_progress is not None and self._callback_error is None:
             try:
                 self._user_progress(dict(self.progress))

@@ -55,6 +55,7 @@ static int layout(void)
         FIELD(splat_train_progress, memory_cap_step);
         FIELD(splat_train_progress, refines), FIELD(splat_train_progress, cloned);
         FIELD(splat_train_progress, split), FIELD(splat_train_progress, pruned);
+        FIELD(splat_train_progress, refines_in_place);
     SIZE(splat_train_desc), FIELD(splat_train_desc, data), FIELD(splat_train_desc, images_factor), FIELD(splat_train_desc, eval),
         FIELD(splat_train_desc, eval_scale),
         FIELD(splat_train_desc, steps), FIELD(splat_train_desc, render), FIELD(splat_train_desc, background),
