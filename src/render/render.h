@@ -146,6 +146,8 @@ splat_status splat__render_bufs_init(splat_gpu *g, const splat_renderer *r, spla
  * queue holds, training's iterations when the viewer grows its buffers.) */
 void splat__render_bufs_clear(splat_cmd *c, const splat_render_bufs *b);
 void splat__render_bufs_free(splat_gpu *g, splat_render_bufs *b);
+/* The bytes of the buffers sized by b->isect_capacity (what grows with the intersections). */
+uint64_t splat__render_bufs_isect_bytes(const splat_render_bufs *b);
 /* Grows the intersection buffers to hold at least `needed` (with headroom); SPLAT_ERR_LIMIT when
  * that is more than one storage binding holds. Recordings that bound the old buffers must be
  * recorded again. */

@@ -160,16 +160,22 @@ static splat_status isect_bufs_init(splat_gpu *g, const splat_renderer *r, splat
     return st;
 }
 
+/* The buffers sized by the intersection capacity: the one list that freeing and counting use. */
+#define ISECT_BUFS(b) {&(b)->keys_lo, &(b)->keys_hi, &(b)->vals, &(b)->gauss_of_emit, &(b)->gauss_sorted, &(b)->partial, &(b)->sort_scratch}
+
 static void isect_bufs_free(splat_gpu *g, splat_render_bufs *b)
 {
-    splat__buf_free(g, &b->keys_lo);
-    splat__buf_free(g, &b->keys_hi);
-    splat__buf_free(g, &b->vals);
-    splat__buf_free(g, &b->gauss_of_emit);
-    splat__buf_free(g, &b->gauss_sorted);
-    splat__buf_free(g, &b->partial);
-    splat__buf_free(g, &b->sort_scratch);
+    splat_buf *all[] = ISECT_BUFS(b);
+    for (size_t k = 0; k < SPLAT_COUNTOF(all); k++) splat__buf_free(g, all[k]);
     b->isect_capacity = 0;
+}
+
+uint64_t splat__render_bufs_isect_bytes(const splat_render_bufs *b)
+{
+    const splat_buf *all[] = ISECT_BUFS(b);
+    uint64_t bytes = 0;
+    for (size_t k = 0; k < SPLAT_COUNTOF(all); k++) bytes += all[k]->size;
+    return bytes;
 }
 
 static splat_status bufs_init(splat_gpu *g, const splat_renderer *r, splat_render_bufs *b, uint32_t capacity,

@@ -55,8 +55,7 @@ uint32_t splat__strategy_memory_fit(const splat_strategy_ctx *ctx, const uint32_
     const splat_buf *per[] = {&rb->proj, &rb->radii, &rb->tiles, &rb->offsets, &rb->stats, &rb->scan_scratch};
     for (size_t k = 0; k < SPLAT_COUNTOF(per); k++) c.rb_old += per[k]->size;
     c.rb_row = rb->capacity ? (c.rb_old + rb->capacity - 1) / rb->capacity : 0;
-    const splat_buf *is[] = {&rb->keys_lo, &rb->keys_hi, &rb->vals, &rb->gauss_of_emit, &rb->partial, &rb->sort_scratch};
-    for (size_t k = 0; k < SPLAT_COUNTOF(is); k++) c.isect += is[k]->size;
+    c.isect = splat__render_bufs_isect_bytes(rb);
     c.isect_cap = rb->isect_capacity, c.isect_seen = ctx->isect_seen;
     /* the need grows with the count: the largest that fits, by bisection */
     if (grow_need(&c, 0) > c.avail) return 0;
