@@ -27,6 +27,21 @@ mut() { names+=("$1"); files+=("$2"); families+=("$3"); froms+=("$4"); tos+=("$5
 mut alpha_clamp_fwd shaders/rasterize_fwd.comp raster_ \
     'precise float alpha = min(ALPHA_MAX, geom.w * exp(-sigma));' \
     'precise float alpha = geom.w * exp(-sigma);'
+mut quad_cull_tight shaders/rasterize_fwd.comp raster_ \
+    'return !(min_power_rect(conic, lo, hi) > log(geom.w / ALPHA_MIN) + 1e-3 + 1.5e-5 * terms);' \
+    'return !(min_power_rect(conic, lo, hi) > log(geom.w / ALPHA_MIN) - 0.3 + 1.5e-5 * terms);'
+mut quad_rect_half shaders/rasterize_fwd.comp raster_ \
+    'vec2 q1 = vec2(float(min((qx + 1u) * SPLAT_QUAD, W)), float(min((qy + 1u) * SPLAT_QUAD, H))) - 0.5;' \
+    'vec2 q1 = vec2(float(min(qx * SPLAT_QUAD + 4u, W)), float(min((qy + 1u) * SPLAT_QUAD, H))) - 0.5;'
+mut quad_kept_order shaders/rasterize_fwd.comp raster_ \
+    'at += k < gl_SubgroupID ? n : 0u;' \
+    'at += k > gl_SubgroupID ? n : 0u;'
+mut quad_last_batch_index shaders/rasterize_fwd.comp raster_ \
+    'last = s_pos[j] + 1u;' \
+    'last = b + j + 1u;'
+mut quad_done_early shaders/rasterize_fwd.comp raster_ \
+    'if (s_done == BATCH) break;' \
+    'if (s_done >= BATCH / 2u) break;'
 mut alpha_clamp_bwd shaders/rasterize_bwd.comp raster_ \
     'if (geom.w * vis <= ALPHA_MAX) {' \
     'if (true) {'

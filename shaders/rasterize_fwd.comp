@@ -1,18 +1,24 @@
 #version 450
-// Forward rasterization (docs/RASTER.md section 3): one workgroup per 16x16 tile, one thread
-// per pixel. The tile's sorted Gaussians are loaded into shared memory in batches of 256 and
-// blended front to back until transmittance would fall to T_MIN, the list ends, or the
-// per-tile cap is reached.
+// Forward rasterization (docs/RASTER.md section 3): one workgroup per quadrant (8x8 pixels) of
+// a 16x16 tile, one thread per pixel. The tile's sorted Gaussians are read in batches of 64;
+// those that cannot reach alpha 1/255 at any pixel of the quadrant are dropped as the batch is
+// loaded, and the rest, in list order, are blended front to back until transmittance would fall
+// to T_MIN, the list ends, or the per-tile cap is reached. A dropped Gaussian is one every pixel
+// of the quadrant would skip, so each pixel blends what it would in a whole-tile workgroup, in
+// the same order: the same bits. A quadrant stops as soon as its own 64 pixels are done, and
+// skips the tile's Gaussians that only reach its other quadrants.
 //
 // Each sorted entry's Gaussian comes in place: training's tile_sort gathered it, and in
 // forward-only renders the sorted values are the Gaussians. FWD_ONLY (splat__render_bufs_fwd_only):
 // only the image is written; the last position and the depth are for the backward and training,
 // which use the full pipeline.
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_ballot : require
 #include "common.glsl"
 #include "render_types.h"
 #include "render_common.glsl"
 
-layout(local_size_x = 16, local_size_y = 16) in;
+layout(local_size_x = SPLAT_QUAD, local_size_y = SPLAT_QUAD) in;
 
 layout(std430, binding = RASTERIZE_FWD_FRAME) readonly buffer FrameBuf { splat_frame frame; };
 layout(std430, binding = RASTERIZE_FWD_RANGES) readonly buffer Ranges { uvec2 ranges[]; };                // [tiles]
@@ -24,22 +30,40 @@ layout(std430, binding = RASTERIZE_FWD_OUT_DEPTH) writeonly buffer OutDepth { fl
 
 layout(constant_id = 0) const uint FWD_ONLY = 0u;
 
-const uint BATCH = 256u;
+const uint BATCH = SPLAT_QUAD * SPLAT_QUAD;
 shared vec4 s_geom[BATCH];   // mean2d.xy, depth, opacity
 shared vec4 s_conic[BATCH];  // conic, unused
 shared vec3 s_rgb[BATCH];
+shared uint s_pos[BATCH];    // list position
+shared uint s_kept[BATCH];   // per subgroup: entries of the batch kept
 shared uint s_done;
+
+// Can a Gaussian reach alpha 1/255 at a pixel centre of the rectangle of offsets [lo, hi]? The
+// pixels blend where opacity * exp(-power) >= 1/255, so one whose least power over the rectangle
+// is above log(255 opacity) is skipped by every pixel. The margin covers the rounding of the
+// power in either place (a few ulps of its terms, bounded by far's) and of log and exp, so that
+// no Gaussian a pixel would blend is dropped.
+bool may_blend(vec4 geom, vec3 conic, vec2 lo, vec2 hi)
+{
+    vec2 far = max(abs(lo), abs(hi));
+    float terms = conic.x * far.x * far.x + conic.z * far.y * far.y + 2.0 * abs(conic.y) * far.x * far.y;
+    return !(min_power_rect(conic, lo, hi) > log(geom.w / ALPHA_MIN) + 1e-3 + 1.5e-5 * terms);
+}
 
 void main()
 {
-    uint tx = gl_WorkGroupID.x, ty = gl_WorkGroupID.y;
-    // Dispatches cover the largest image of the run; this camera's may be smaller.
-    if (tx >= frame.tiles_x || ty >= frame.tiles_y) return;
+    uint qx = gl_WorkGroupID.x, qy = gl_WorkGroupID.y;
+    uint tx = qx / 2u, ty = qy / 2u;
     uint W = frame.cam.width, H = frame.cam.height;
-    uint px = tx * SPLAT_TILE + gl_LocalInvocationID.x, py = ty * SPLAT_TILE + gl_LocalInvocationID.y;
+    // Dispatches cover the largest image of the run; this camera's may be smaller.
+    if (tx >= frame.tiles_x || ty >= frame.tiles_y || qx * SPLAT_QUAD >= W || qy * SPLAT_QUAD >= H) return;
+    uint px = qx * SPLAT_QUAD + gl_LocalInvocationID.x, py = qy * SPLAT_QUAD + gl_LocalInvocationID.y;
     bool inside = px < W && py < H;
     vec2 pix = vec2(float(px), float(py)) + 0.5;
     uint tid = gl_LocalInvocationIndex;
+    // the quadrant's pixel centres
+    vec2 q0 = vec2(float(qx * SPLAT_QUAD), float(qy * SPLAT_QUAD)) + 0.5;
+    vec2 q1 = vec2(float(min((qx + 1u) * SPLAT_QUAD, W)), float(min((qy + 1u) * SPLAT_QUAD, H))) - 0.5;
 
     uvec2 range = ranges[ty * frame.tiles_x + tx];
     uint start = range.x, end = range.y;
@@ -57,14 +81,32 @@ void main()
         barrier();
         if (s_done == BATCH) break;
         uint idx = b + tid;
+        bool keep = false;
+        vec4 geom, conic, rgb;
         if (idx < end) {
             uint g = gauss_sorted[idx];
-            s_geom[tid] = proj[3u * g];
-            s_conic[tid] = proj[3u * g + 1u];
-            s_rgb[tid] = proj[3u * g + 2u].rgb;
+            geom = proj[3u * g];
+            conic = proj[3u * g + 1u];
+            rgb = proj[3u * g + 2u];
+            keep = may_blend(geom, conic.xyz, geom.xy - q1, geom.xy - q0);
+        }
+        // the kept entries in list order: by subgroup, then by lane
+        uvec4 ballot = subgroupBallot(keep);
+        if (subgroupElect()) s_kept[gl_SubgroupID] = subgroupBallotBitCount(ballot);
+        barrier();
+        uint at = subgroupBallotExclusiveBitCount(ballot), cnt = 0u;
+        for (uint k = 0u; k < gl_NumSubgroups; k++) {
+            uint n = s_kept[k];
+            at += k < gl_SubgroupID ? n : 0u;
+            cnt += n;
+        }
+        if (keep) {
+            s_geom[at] = geom;
+            s_conic[at] = conic;
+            s_rgb[at] = rgb.rgb;
+            s_pos[at] = idx;
         }
         barrier();
-        uint cnt = min(BATCH, end - b);
         for (uint j = 0u; j < cnt && !done; j++) {
             vec4 geom = s_geom[j];
             precise float sigma = gauss_power(s_conic[j].xyz, geom.xy - pix);
@@ -81,7 +123,7 @@ void main()
             C += s_rgb[j] * w;
             D += geom.z * w;
             T = next_T;
-            last = b + j + 1u;
+            last = s_pos[j] + 1u;
         }
     }
     if (!inside) return;

@@ -17,6 +17,7 @@ typedef float f32;
 #endif
 
 #define SPLAT_TILE 16u
+#define SPLAT_QUAD 8u /* the forward rasterizer's workgroup: a quadrant of a tile */
 #define SPLAT_NEAR 0.01
 #define SPLAT_EPS2D 0.3
 #define SPLAT_ALPHA_MIN (1.0 / 255.0)

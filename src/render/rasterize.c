@@ -1,5 +1,5 @@
-/* render: blending (docs/RASTER.md section 3) and its backward (section 4), one workgroup per
- * 16x16 tile over the tile's sorted list. The backward writes each intersection's share of its
+/* render: blending (docs/RASTER.md section 3), one workgroup per 8x8 quadrant of a 16x16 tile,
+ * and its backward (section 4), one workgroup per tile, over the tile's sorted list. The backward writes each intersection's share of its
  * Gaussian's 2D gradient (no atomics); project_bwd adds a Gaussian's shares in order. */
 #include "render/render.h"
 
@@ -16,7 +16,7 @@ void splat__rasterize_fwd_record(splat_cmd *c, const splat_renderer *r, splat_re
         [RASTERIZE_FWD_GAUSS] = b->fwd_only ? SPLAT_VIEW(b->vals) : SPLAT_VIEW(b->gauss_sorted),
     };
     splat__cmd_dispatch(c, b->fwd_only ? &r->rasterize_fwd_only : &r->rasterize_fwd, v, RASTERIZE_FWD_BINDINGS, NULL, 0,
-                        b->max_tiles_x, b->max_tiles_y, 1);
+                        2 * b->max_tiles_x, 2 * b->max_tiles_y, 1); /* a workgroup per quadrant */
 }
 
 void splat__rasterize_bwd_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b)
