@@ -27,12 +27,27 @@ mut() { names+=("$1"); files+=("$2"); families+=("$3"); froms+=("$4"); tos+=("$5
 mut alpha_clamp_fwd shaders/rasterize_fwd.comp raster_ \
     'precise float alpha = min(ALPHA_MAX, geom.w * exp(-sigma));' \
     'precise float alpha = geom.w * exp(-sigma);'
-mut quad_cull_tight shaders/rasterize_fwd.comp raster_ \
+mut quad_cull_tight shaders/render_common.glsl raster_ \
     'return !(min_power_rect(conic, lo, hi) > log(geom.w / ALPHA_MIN) + 1e-3 + 1.5e-5 * terms);' \
     'return !(min_power_rect(conic, lo, hi) > log(geom.w / ALPHA_MIN) - 0.3 + 1.5e-5 * terms);'
-mut quad_rect_half shaders/rasterize_fwd.comp raster_ \
-    'vec2 q1 = vec2(float(min((qx + 1u) * SPLAT_QUAD, W)), float(min((qy + 1u) * SPLAT_QUAD, H))) - 0.5;' \
-    'vec2 q1 = vec2(float(min(qx * SPLAT_QUAD + 4u, W)), float(min((qy + 1u) * SPLAT_QUAD, H))) - 0.5;'
+mut quad_rect_half shaders/render_common.glsl raster_ \
+    'q1 = vec2(float(min((qx + 1u) * SPLAT_QUAD, W)), float(min((qy + 1u) * SPLAT_QUAD, H))) - 0.5;' \
+    'q1 = vec2(float(min(qx * SPLAT_QUAD + 4u, W)), float(min((qy + 1u) * SPLAT_QUAD, H))) - 0.5;'
+mut quad_bwd_cull_corner shaders/rasterize_bwd.comp raster_ \
+    'keep = may_blend(geom, conic.xyz, geom.xy - c_hi, geom.xy - c_lo);' \
+    'keep = may_blend(geom, conic.xyz, geom.xy - c_hi, geom.xy - c_hi);'
+mut quad_bwd_dropped_unwritten shaders/rasterize_bwd.comp raster_ \
+    'if (!keep)' \
+    'if (false)'
+mut quad_bwd_two_arrays shaders/rasterize_bwd.comp raster_ \
+    'quad = (qy & 1u) * 2u + (qx & 1u);' \
+    'quad = (qy & 1u) * 2u;'
+mut quad_bwd_position shaders/rasterize_bwd.comp raster_ \
+    'uint pos = s_pos[j];' \
+    'uint pos = s_pos[0];'
+mut project_quadrant_dropped shaders/project_bwd.glsl raster_ \
+    's_sh[j] = ((partial0[at] + partial1[at]) + partial2[at]) + partial3[at];' \
+    's_sh[j] = (partial0[at] + partial1[at]) + partial2[at];'
 mut quad_kept_order shaders/rasterize_fwd.comp raster_ \
     'at += k < gl_SubgroupID ? n : 0u;' \
     'at += k > gl_SubgroupID ? n : 0u;'

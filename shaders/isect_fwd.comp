@@ -26,7 +26,11 @@ layout(std430, binding = ISECT_FWD_KEYS_LO) writeonly buffer KeysLo { uint keys_
 layout(std430, binding = ISECT_FWD_KEYS_HI) writeonly buffer KeysHi { uint keys_hi[]; };               // [M] tile id
 layout(std430, binding = ISECT_FWD_VALS) writeonly buffer Vals { uint emit_of_isect[]; };              // [M] the emission index itself (sorted along; FWD_ONLY: the Gaussian)
 layout(std430, binding = ISECT_FWD_GAUSS_OF_EMIT) writeonly buffer GaussOf { uint gauss_of_emit[]; };  // [M] Gaussian of each emission index
-layout(std430, binding = ISECT_FWD_PARTIAL) writeonly buffer Partial { float partial[]; };             // [M,9] backward's per-entry gradients
+// [M,9] the backward's per-entry gradients, one array per tile quadrant
+layout(std430, binding = ISECT_FWD_PARTIAL) writeonly buffer Partial0 { float partial0[]; };
+layout(std430, binding = ISECT_FWD_PARTIAL_Q1) writeonly buffer Partial1 { float partial1[]; };
+layout(std430, binding = ISECT_FWD_PARTIAL_Q2) writeonly buffer Partial2 { float partial2[]; };
+layout(std430, binding = ISECT_FWD_PARTIAL_Q3) writeonly buffer Partial3 { float partial3[]; };
 layout(std430, binding = ISECT_FWD_COUNTERS) buffer Count { splat_counters counters; };
 
 layout(constant_id = 0) const uint FWD_ONLY = 0u;
@@ -121,6 +125,11 @@ void main()
         }
         emit_of_isect[pos] = pos;
         gauss_of_emit[pos] = i;
-        for (uint k = 0u; k < 9u; k++) partial[9u * pos + k] = 0.0;
+        for (uint k = 9u * pos; k < 9u * pos + 9u; k++) {
+            partial0[k] = 0.0;
+            partial1[k] = 0.0;
+            partial2[k] = 0.0;
+            partial3[k] = 0.0;
+        }
     }
 }

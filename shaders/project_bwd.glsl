@@ -32,7 +32,11 @@ layout(std430, binding = PROJECT_BWD_SH) readonly buffer SH { float sh[]; };  //
 #include "sh_access.glsl"
 layout(std430, binding = PROJECT_BWD_RADII) readonly buffer Radii { vec2 radii[]; };               // [N] 0: culled
 layout(std430, binding = PROJECT_BWD_PROJ) readonly buffer ProjBuf { vec4 proj[]; };               // [N,3] the forward's record
-layout(std430, binding = PROJECT_BWD_PARTIAL) readonly buffer Partial { float partial[]; };        // [M,9] per intersection, by emission index
+// [M,9] per intersection, by emission index: one array per tile quadrant
+layout(std430, binding = PROJECT_BWD_PARTIAL) readonly buffer Partial0 { float partial0[]; };
+layout(std430, binding = PROJECT_BWD_PARTIAL_Q1) readonly buffer Partial1 { float partial1[]; };
+layout(std430, binding = PROJECT_BWD_PARTIAL_Q2) readonly buffer Partial2 { float partial2[]; };
+layout(std430, binding = PROJECT_BWD_PARTIAL_Q3) readonly buffer Partial3 { float partial3[]; };
 layout(std430, binding = PROJECT_BWD_GRAD_MEANS) writeonly buffer GMeans { float g_means[]; };     // [N,3]
 layout(std430, binding = PROJECT_BWD_GRAD_SCALES) writeonly buffer GScales { float g_scales[]; };  // [N,3]
 layout(std430, binding = PROJECT_BWD_GRAD_QUATS) writeonly buffer GQuats { vec4 g_quats[]; };      // [N]
@@ -229,10 +233,11 @@ void main()
     uint rows = first < frame.n_gaussians ? min(WG, frame.n_gaussians - first) : 0u;
     if (rows == 0u) return;
 
-    // This Gaussian's entries, one per touched tile, added in order: deterministic. The
-    // workgroup's entries are one contiguous range (emission order follows Gaussian order), so
-    // it reads them together in chunks through shared memory, consecutive threads on
-    // consecutive floats, and each thread adds its own entries from there.
+    // This Gaussian's entries, one per touched tile (each the sum of the tile's four quadrants'
+    // shares, in order), added in order: deterministic. The workgroup's entries are one
+    // contiguous range (emission order follows Gaussian order), so it reads them together in
+    // chunks through shared memory, consecutive threads on consecutive floats, and each thread
+    // adds its own entries from there.
     float g[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     uint last = first + rows - 1u;
     uint e_first = offsets[first];
@@ -248,7 +253,10 @@ void main()
     for (uint c0 = e_first; c0 < e_stop; c0 += CHUNK) {
         uint cn = min(CHUNK, e_stop - c0);
         barrier();
-        for (uint j = tid; j < cn * 9u; j += WG) s_sh[j] = partial[9u * c0 + j];
+        for (uint j = tid; j < cn * 9u; j += WG) {
+            uint at = 9u * c0 + j;
+            s_sh[j] = ((partial0[at] + partial1[at]) + partial2[at]) + partial3[at];
+        }
         barrier();
         uint a = max(my_first, c0), b = min(my_stop, c0 + cn);
         for (uint e = a; e < b; e++)

@@ -1,24 +1,26 @@
 #version 450
-// Backward rasterization (docs/RASTER.md section 4): one workgroup per tile, one thread per
-// pixel, walking the tile's list back to front from the furthest last contributor. Each pixel
-// recovers the transmittance before every Gaussian by division and computes the gradient of
-// its 2D mean, conic, opacity and colour.
+// Backward rasterization (docs/RASTER.md section 4): one workgroup per 8x8 quadrant of a 16x16
+// tile, one thread per pixel, walking the tile's list back to front from the quadrant's furthest
+// last contributor. Each pixel recovers the transmittance before every Gaussian by division and
+// computes the gradient of its 2D mean, conic, opacity and colour. As in the forward, the
+// Gaussians that cannot reach alpha 1/255 in the quadrant are dropped as a batch is loaded.
 //
 // No atomics, so training is deterministic: a Gaussian's contributions from the pixels of
-// this tile are added within each subgroup (four Gaussians at a time, by the transpose below),
-// the subgroups' sums are added in a fixed order through shared memory, and the tile writes
-// the total into the Gaussian's own entry (its emission index); project_bwd adds a Gaussian's
-// entries in order. Entries a tile never blends (beyond the cap or the last contributor) get
-// zeros.
+// this quadrant are added within each subgroup (four Gaussians at a time, by the transpose below),
+// the subgroups' sums are added in a fixed order through shared memory, and the quadrant writes
+// the total into the Gaussian's own entry (its emission index) of its own partial array (one per
+// quadrant); project_bwd adds a Gaussian's entries, the four quadrants' in order, in order.
+// Entries a quadrant never blends (dropped, beyond the cap or the last contributor) get zeros.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_vote : require
+#extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "render_types.h"
 #include "render_common.glsl"
 
-layout(local_size_x = 16, local_size_y = 16) in;
+layout(local_size_x = SPLAT_QUAD, local_size_y = SPLAT_QUAD) in;
 layout(constant_id = 0) const uint N_SG = 64u;  // at least the number of subgroups in a workgroup
 layout(constant_id = 1) const uint SUB = 8u;    // Gaussians per reduction round (shared memory bound)
 
@@ -30,15 +32,31 @@ layout(std430, binding = RASTERIZE_BWD_OUT_RGBT) readonly buffer OutRGBT { vec4 
 layout(std430, binding = RASTERIZE_BWD_OUT_LAST) readonly buffer OutLast { uint out_last[]; };            // [H,W]
 layout(std430, binding = RASTERIZE_BWD_GRAD_IMG) readonly buffer GradImg { vec4 grad_img[]; };            // [H,W] dL/drgb, dL/dalpha
 layout(std430, binding = RASTERIZE_BWD_GAUSS) readonly buffer Gauss { uint gauss_sorted[]; };            // [M] each sorted entry's Gaussian (tile_sort)
-layout(std430, binding = RASTERIZE_BWD_PARTIAL) writeonly buffer Partial { float partial[]; };            // [M,9] mean2d 2, conic 3, opacity, rgb 3
+// [M,9] each quadrant's: mean2d 2, conic 3, opacity, rgb 3
+layout(std430, binding = RASTERIZE_BWD_PARTIAL) writeonly buffer Partial0 { float partial0[]; };
+layout(std430, binding = RASTERIZE_BWD_PARTIAL_Q1) writeonly buffer Partial1 { float partial1[]; };
+layout(std430, binding = RASTERIZE_BWD_PARTIAL_Q2) writeonly buffer Partial2 { float partial2[]; };
+layout(std430, binding = RASTERIZE_BWD_PARTIAL_Q3) writeonly buffer Partial3 { float partial3[]; };
 
-const uint BATCH = 256u;
+const uint BATCH = SPLAT_QUAD * SPLAT_QUAD;
 shared vec4 s_geom[BATCH];   // mean2d.xy, depth, opacity
 shared vec4 s_conic[BATCH];
 shared vec3 s_rgb[BATCH];
 shared uint s_emit[BATCH];
+shared uint s_pos[BATCH];    // list position
+shared uint s_kept[BATCH];   // per subgroup: entries of the batch kept
 shared float s_part[N_SG * SUB * 9u];
 shared uint s_max_last;
+
+uint quad; // this workgroup's quadrant of its tile, 0..3: which partial array it writes
+
+void put_partial(uint i, float v)
+{
+    if (quad == 0u) partial0[i] = v;
+    else if (quad == 1u) partial1[i] = v;
+    else if (quad == 2u) partial2[i] = v;
+    else partial3[i] = v;
+}
 
 // Gaussians whose pixel gradients are summed over the subgroup together: GROUP x 8 values
 // fill one 32-value transpose, and SUB is a multiple of it.
@@ -101,14 +119,18 @@ void subgroup_sum_4(inout float v[GROUP], uint part0)
 
 void main()
 {
-    uint tx = gl_WorkGroupID.x, ty = gl_WorkGroupID.y;
+    uint qx = gl_WorkGroupID.x, qy = gl_WorkGroupID.y;
+    uint tx = qx / 2u, ty = qy / 2u;
     if (tx >= frame.tiles_x || ty >= frame.tiles_y) return;
+    quad = (qy & 1u) * 2u + (qx & 1u);
     uint W = frame.cam.width, H = frame.cam.height;
-    uint px = tx * SPLAT_TILE + gl_LocalInvocationID.x, py = ty * SPLAT_TILE + gl_LocalInvocationID.y;
+    uint px = qx * SPLAT_QUAD + gl_LocalInvocationID.x, py = qy * SPLAT_QUAD + gl_LocalInvocationID.y;
     bool inside = px < W && py < H;
     vec2 pix = vec2(float(px), float(py)) + 0.5;
     uint tid = gl_LocalInvocationIndex;
     uint pi = py * W + px;
+    vec2 c_lo, c_hi; // the quadrant's first and last pixel centres
+    quad_centres(qx, qy, W, H, c_lo, c_hi);
 
     uvec2 range = ranges[ty * frame.tiles_x + tx];
     uint start = range.x;
@@ -124,12 +146,13 @@ void main()
     barrier();
     atomicMax(s_max_last, last);
     barrier();
+    // A quadrant past the image's edge has no pixels: it blends nothing and writes zeros.
     uint stop = s_max_last;
 
-    // Entries no pixel of this tile blended.
+    // Entries no pixel of this quadrant blended.
     for (uint p = stop + tid; p < range.y; p += BATCH) {
         uint e = emit_of_isect[p];
-        for (uint k = 0u; k < 9u; k++) partial[9u * e + k] = 0.0;
+        for (uint k = 0u; k < 9u; k++) put_partial(9u * e + k, 0.0);
     }
 
     vec3 bg = vec3(frame.background[0], frame.background[1], frame.background[2]);
@@ -139,15 +162,36 @@ void main()
 
     for (uint b_end = stop; b_end > start;) {
         uint b_start = b_end > start + BATCH ? b_end - BATCH : start;
-        uint cnt = b_end - b_start;
         barrier();
-        if (tid < cnt) {
-            uint e = emit_of_isect[b_end - 1u - tid];
-            uint g = gauss_sorted[b_end - 1u - tid];
-            s_emit[tid] = e;
-            s_geom[tid] = proj[3u * g];
-            s_conic[tid] = proj[3u * g + 1u];
-            s_rgb[tid] = proj[3u * g + 2u].rgb;
+        bool keep = false;
+        uint e = 0u, pos = b_end - 1u - tid;
+        vec4 geom, conic, rgb;
+        if (tid < b_end - b_start) {
+            e = emit_of_isect[pos];
+            uint g = gauss_sorted[pos];
+            geom = proj[3u * g];
+            conic = proj[3u * g + 1u];
+            rgb = proj[3u * g + 2u];
+            keep = may_blend(geom, conic.xyz, geom.xy - c_hi, geom.xy - c_lo);
+            if (!keep)
+                for (uint k = 9u * e; k < 9u * e + 9u; k++) put_partial(k, 0.0);
+        }
+        // the kept entries, back to front: by subgroup, then by lane
+        uvec4 ballot = subgroupBallot(keep);
+        if (subgroupElect()) s_kept[gl_SubgroupID] = subgroupBallotBitCount(ballot);
+        barrier();
+        uint at = subgroupBallotExclusiveBitCount(ballot), cnt = 0u;
+        for (uint k = 0u; k < gl_NumSubgroups; k++) {
+            uint n = s_kept[k];
+            at += k < gl_SubgroupID ? n : 0u;
+            cnt += n;
+        }
+        if (keep) {
+            s_emit[at] = e;
+            s_pos[at] = pos;
+            s_geom[at] = geom;
+            s_conic[at] = conic;
+            s_rgb[at] = rgb.rgb;
         }
         barrier();
         for (uint r0 = 0u; r0 < cnt; r0 += SUB) {
@@ -162,7 +206,7 @@ void main()
                     float d_opac = 0.0;
                     if (q0 + q < rn) {
                         uint j = r0 + q0 + q;
-                        uint pos = b_end - 1u - j;
+                        uint pos = s_pos[j];
                         vec4 geom = s_geom[j];
                         vec3 conic = s_conic[j].xyz;
                         vec2 d = geom.xy - pix;
@@ -210,7 +254,7 @@ void main()
                 uint jj = idx / 9u, k = idx - jj * 9u;
                 float sum = 0.0;
                 for (uint sg = 0u; sg < gl_NumSubgroups; sg++) sum += s_part[(sg * SUB + jj) * 9u + k];
-                partial[9u * s_emit[r0 + jj] + k] = sum;
+                put_partial(9u * s_emit[r0 + jj] + k, sum);
             }
             barrier();
         }

@@ -38,18 +38,6 @@ shared uint s_pos[BATCH];    // list position
 shared uint s_kept[BATCH];   // per subgroup: entries of the batch kept
 shared uint s_done;
 
-// Can a Gaussian reach alpha 1/255 at a pixel centre of the rectangle of offsets [lo, hi]? The
-// pixels blend where opacity * exp(-power) >= 1/255, so one whose least power over the rectangle
-// is above log(255 opacity) is skipped by every pixel. The margin covers the rounding of the
-// power in either place (a few ulps of its terms, bounded by far's) and of log and exp, so that
-// no Gaussian a pixel would blend is dropped.
-bool may_blend(vec4 geom, vec3 conic, vec2 lo, vec2 hi)
-{
-    vec2 far = max(abs(lo), abs(hi));
-    float terms = conic.x * far.x * far.x + conic.z * far.y * far.y + 2.0 * abs(conic.y) * far.x * far.y;
-    return !(min_power_rect(conic, lo, hi) > log(geom.w / ALPHA_MIN) + 1e-3 + 1.5e-5 * terms);
-}
-
 void main()
 {
     uint qx = gl_WorkGroupID.x, qy = gl_WorkGroupID.y;
@@ -61,9 +49,8 @@ void main()
     bool inside = px < W && py < H;
     vec2 pix = vec2(float(px), float(py)) + 0.5;
     uint tid = gl_LocalInvocationIndex;
-    // the quadrant's pixel centres
-    vec2 q0 = vec2(float(qx * SPLAT_QUAD), float(qy * SPLAT_QUAD)) + 0.5;
-    vec2 q1 = vec2(float(min((qx + 1u) * SPLAT_QUAD, W)), float(min((qy + 1u) * SPLAT_QUAD, H))) - 0.5;
+    vec2 q0, q1;
+    quad_centres(qx, qy, W, H, q0, q1);
 
     uvec2 range = ranges[ty * frame.tiles_x + tx];
     uint start = range.x, end = range.y;

@@ -151,6 +151,25 @@ bool tile_touched(vec3 conic, vec2 mean2d, float tau, uint tx, uint ty, uint W, 
     return min_power_rect(conic, lo, hi) <= tau;
 }
 
+// Can a Gaussian reach alpha 1/255 at a pixel centre of the rectangle of offsets [lo, hi]? The
+// pixels blend where opacity * exp(-power) >= 1/255, so one whose least power over the rectangle
+// is above log(255 opacity) is skipped by every pixel. The margin covers the rounding of the
+// power in either place (a few ulps of its terms, bounded by far's) and of log and exp, so that
+// no Gaussian a pixel would blend is dropped.
+bool may_blend(vec4 geom, vec3 conic, vec2 lo, vec2 hi)
+{
+    vec2 far = max(abs(lo), abs(hi));
+    float terms = conic.x * far.x * far.x + conic.z * far.y * far.y + 2.0 * abs(conic.y) * far.x * far.y;
+    return !(min_power_rect(conic, lo, hi) > log(geom.w / ALPHA_MIN) + 1e-3 + 1.5e-5 * terms);
+}
+
+// The first and last pixel centres of quadrant (qx, qy) (SPLAT_QUAD pixels square, 2x2 to a tile).
+void quad_centres(uint qx, uint qy, uint W, uint H, out vec2 q0, out vec2 q1)
+{
+    q0 = vec2(float(qx * SPLAT_QUAD), float(qy * SPLAT_QUAD)) + 0.5;
+    q1 = vec2(float(min((qx + 1u) * SPLAT_QUAD, W)), float(min((qy + 1u) * SPLAT_QUAD, H))) - 0.5;
+}
+
 // ------------------------------------------------------------------ spherical harmonics
 
 // Basis values Y_0..Y_15 at the unit direction (x, y, z) (docs/RASTER.md 1.9).

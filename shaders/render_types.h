@@ -17,7 +17,7 @@ typedef float f32;
 #endif
 
 #define SPLAT_TILE 16u
-#define SPLAT_QUAD 8u /* the forward rasterizer's workgroup: a quadrant of a tile */
+#define SPLAT_QUAD 8u /* the rasterizers' workgroups: a quadrant of a tile, each with its own partial gradients */
 #define SPLAT_NEAR 0.01
 #define SPLAT_EPS2D 0.3
 #define SPLAT_ALPHA_MIN (1.0 / 255.0)
@@ -118,7 +118,10 @@ SPLAT_STRUCT(splat_render_push)
 #define PROJECT_BWD_GATE 16
 #define PROJECT_BWD_DEBUG 17
 #define PROJECT_BWD_PROJ 18
-#define PROJECT_BWD_BINDINGS 19
+#define PROJECT_BWD_PARTIAL_Q1 19 /* quadrants 1-3's partial gradients; PROJECT_BWD_PARTIAL is quadrant 0's */
+#define PROJECT_BWD_PARTIAL_Q2 20
+#define PROJECT_BWD_PARTIAL_Q3 21
+#define PROJECT_BWD_BINDINGS 22
 /* project_bwd's SH record (training): in place of a Gaussian's 48 SH gradients, their two
  * factors: the basis values Y[0..15], 0 from the active degree's coefficient count on, and the
  * clamped colour gradient d_raw.xyz, 0 for a Gaussian with no SH gradient (culled, or a
@@ -145,7 +148,10 @@ SPLAT_STRUCT(splat_render_push)
 #define ISECT_FWD_GAUSS_OF_EMIT 8
 #define ISECT_FWD_PARTIAL 9
 #define ISECT_FWD_COUNTERS 10
-#define ISECT_FWD_BINDINGS 11
+#define ISECT_FWD_PARTIAL_Q1 11
+#define ISECT_FWD_PARTIAL_Q2 12
+#define ISECT_FWD_PARTIAL_Q3 13
+#define ISECT_FWD_BINDINGS 14
 
 /* ranges_fwd.comp */
 #define RANGES_FWD_COUNTERS 0
@@ -182,7 +188,10 @@ SPLAT_STRUCT(splat_render_push)
 #define RASTERIZE_BWD_GRAD_IMG 6
 #define RASTERIZE_BWD_GAUSS 7
 #define RASTERIZE_BWD_PARTIAL 8
-#define RASTERIZE_BWD_BINDINGS 9
+#define RASTERIZE_BWD_PARTIAL_Q1 9
+#define RASTERIZE_BWD_PARTIAL_Q2 10
+#define RASTERIZE_BWD_PARTIAL_Q3 11
+#define RASTERIZE_BWD_BINDINGS 12
 
 #undef u32
 #undef f32

@@ -1,6 +1,7 @@
-/* render: blending (docs/RASTER.md section 3), one workgroup per 8x8 quadrant of a 16x16 tile,
- * and its backward (section 4), one workgroup per tile, over the tile's sorted list. The backward writes each intersection's share of its
- * Gaussian's 2D gradient (no atomics); project_bwd adds a Gaussian's shares in order. */
+/* render: blending (docs/RASTER.md section 3) and its backward (section 4), one workgroup per 8x8
+ * quadrant of a 16x16 tile over the tile's sorted list. The backward writes each intersection's
+ * share of its Gaussian's 2D gradient from each quadrant, into that quadrant's array (no atomics);
+ * project_bwd adds a Gaussian's shares in order. */
 #include "render/render.h"
 
 void splat__rasterize_fwd_record(splat_cmd *c, const splat_renderer *r, splat_render_bufs *b)
@@ -30,7 +31,8 @@ void splat__rasterize_bwd_record(splat_cmd *c, const splat_renderer *r, splat_re
         [RASTERIZE_BWD_OUT_LAST] = SPLAT_VIEW(b->out_last),
         [RASTERIZE_BWD_GRAD_IMG] = SPLAT_VIEW(b->grad_img),
         [RASTERIZE_BWD_GAUSS] = SPLAT_VIEW(b->gauss_sorted),
-        [RASTERIZE_BWD_PARTIAL] = SPLAT_VIEW(b->partial),
+        [RASTERIZE_BWD_PARTIAL] = SPLAT_VIEW(b->partial[0]), [RASTERIZE_BWD_PARTIAL_Q1] = SPLAT_VIEW(b->partial[1]),
+        [RASTERIZE_BWD_PARTIAL_Q2] = SPLAT_VIEW(b->partial[2]), [RASTERIZE_BWD_PARTIAL_Q3] = SPLAT_VIEW(b->partial[3]),
     };
-    splat__cmd_dispatch(c, &r->rasterize_bwd, v, RASTERIZE_BWD_BINDINGS, NULL, 0, b->max_tiles_x, b->max_tiles_y, 1);
+    splat__cmd_dispatch(c, &r->rasterize_bwd, v, RASTERIZE_BWD_BINDINGS, NULL, 0, 2 * b->max_tiles_x, 2 * b->max_tiles_y, 1);
 }

@@ -113,7 +113,7 @@ typedef struct splat_render_bufs {
     splat_buf gauss_sorted;            /* [M] training: the Gaussian of each sorted entry (tile_sort's
                                         * gather, so the rasterizer reads it in place); a stub in
                                         * forward-only renders, whose values are the Gaussians */
-    splat_buf partial;                 /* [M,9] each entry's share of its Gaussian's 2D gradient */
+    splat_buf partial[4];              /* [M,9] each entry's share of its Gaussian's 2D gradient, by tile quadrant */
     splat_buf sort_scratch, scan_scratch;
     splat_buf ranges;       /* [tiles,2] */
     splat_buf out_rgbt;     /* [H,W,4] rgb + final transmittance */

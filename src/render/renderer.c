@@ -29,11 +29,11 @@ splat_status splat__renderer_init(splat_gpu *g, splat_renderer *r, splat_error *
     /* tile_sort's spec constants: the block (CAP), whether it gathers each entry's Gaussian */
     const uint32_t tile_spec[2][2] = {{r->tile_cap, 0}, {r->tile_cap, 1}};
     /* rasterize_bwd adds the subgroups' sums in shared memory, SUB Gaussians at a time: as many
-     * as fit beside its batch arrays (about 14 KiB), for as many subgroups as the smallest
-     * subgroup size allows, and no more than 32 (48 and 64 took 27 % longer on the H100,
-     * docs/PERFORMANCE.md). */
-    uint32_t n_sg = 256 / g->info.min_subgroup_size;
-    uint32_t budget = g->info.max_shared_memory > 14336 ? g->info.max_shared_memory - 14336 : 0;
+     * as fit beside its batch arrays (under 4 KiB), for as many subgroups as the smallest
+     * subgroup size allows in a quadrant's workgroup, and no more than 32 (48 and 64 took 27 %
+     * longer on the H100 with whole-tile workgroups, docs/PERFORMANCE.md). */
+    uint32_t n_sg = SPLAT_QUAD * SPLAT_QUAD / g->info.min_subgroup_size;
+    uint32_t budget = g->info.max_shared_memory > 4096 ? g->info.max_shared_memory - 4096 : 0;
     uint32_t sub = budget / (n_sg * 36);
     if (sub > 32) sub = 32;
     sub -= sub % 4; /* it sums four Gaussians at a time */
@@ -152,7 +152,10 @@ static splat_status isect_bufs_init(splat_gpu *g, const splat_renderer *r, splat
         {&b->vals, "isect.vals", bytes, SPLAT_MEM_DEVICE},
         {&b->gauss_of_emit, "isect.gauss_of_emit", bytes, SPLAT_MEM_DEVICE},
         {&b->gauss_sorted, "isect.gauss_sorted", b->fwd_only ? 0 : bytes, SPLAT_MEM_DEVICE},
-        {&b->partial, "isect.partial", b->fwd_only ? 0 : bytes * 9, SPLAT_MEM_DEVICE},
+        {&b->partial[0], "isect.partial0", b->fwd_only ? 0 : bytes * 9, SPLAT_MEM_DEVICE},
+        {&b->partial[1], "isect.partial1", b->fwd_only ? 0 : bytes * 9, SPLAT_MEM_DEVICE},
+        {&b->partial[2], "isect.partial2", b->fwd_only ? 0 : bytes * 9, SPLAT_MEM_DEVICE},
+        {&b->partial[3], "isect.partial3", b->fwd_only ? 0 : bytes * 9, SPLAT_MEM_DEVICE},
         {&b->sort_scratch, "isect.sort_scratch", splat__sort_scratch_bound(&r->sorter, m, 2), SPLAT_MEM_DEVICE},
     };
     splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
@@ -161,7 +164,8 @@ static splat_status isect_bufs_init(splat_gpu *g, const splat_renderer *r, splat
 }
 
 /* The buffers sized by the intersection capacity: the one list that freeing and counting use. */
-#define ISECT_BUFS(b) {&(b)->keys_lo, &(b)->keys_hi, &(b)->vals, &(b)->gauss_of_emit, &(b)->gauss_sorted, &(b)->partial, &(b)->sort_scratch}
+#define ISECT_BUFS(b) {&(b)->keys_lo, &(b)->keys_hi, &(b)->vals, &(b)->gauss_of_emit, &(b)->gauss_sorted,   \
+                        &(b)->partial[0], &(b)->partial[1], &(b)->partial[2], &(b)->partial[3], &(b)->sort_scratch}
 
 static void isect_bufs_free(splat_gpu *g, splat_render_bufs *b)
 {
