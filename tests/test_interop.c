@@ -150,8 +150,10 @@ static double eval_psnr(const char *scene, const char *data)
 }
 
 /* The demo scene trained by splatc, converted by each writer to each lossy format, evaluated on its
- * held-out views. splatc's files must stay within 0.15 dB of the trained scene. splat-transform's
- * are measured and printed; what is checked of them is splatc's reading: `splatc eval` on the
+ * held-out views. splatc's files must stay within 0.15 dB of the trained scene, or lose at most
+ * 0.05 dB more than splat-transform's file of the same format (what the format costs this scene:
+ * the compressed PLY's 8-bit SH cost a scene trained for 1,100 steps about 0.2 dB with either
+ * writer). splat-transform's are measured and printed; what is checked of them is splatc's reading: `splatc eval` on the
  * tool's file gives the PSNR of the tool's own decoding of it (the tool's PLY of its file), to
  * 0.01 dB. (Their losses are the tool's encoders': on a briefly trained scene the compressed PLY's
  * SH bytes turn the untrained zero bands into +-1/64, docs/FORMATS.md.) */
@@ -174,7 +176,8 @@ SPLAT_TEST(interop_demo_psnr)
     double base = eval_psnr(ply, data);
     printf("trained demo: PSNR %.3f on its held-out views\n", base);
     static const char *const names[] = {"x.compressed.ply", "x.spz", "x.sog"};
-    for (int who = 0; who < 2; who++)
+    double tool_p[SPLAT_COUNTOF(names)];
+    for (int who = 1; who >= 0; who--) /* the tool's first: splatc's bound needs them */
         for (size_t f = 0; f < SPLAT_COUNTOF(names); f++) {
             char file[600];
             snprintf(file, sizeof file, "%s", t_path("%s%s", who ? "tool_" : "splatc_", names[f]));
@@ -184,9 +187,12 @@ SPLAT_TEST(interop_demo_psnr)
             const char *base_name = strrchr(file, '/');
             printf("  %s: PSNR %.3f (%+.3f dB)\n", base_name ? base_name + 1 : file, p, p - base);
             if (!who) {
-                T_CHECK(p >= base - 0.15, "%s: PSNR %.3f, %.3f dB below the trained scene's %.3f", file, p, base - p, base);
+                T_CHECK(p >= base - 0.15 || p >= tool_p[f] - 0.05,
+                        "%s: PSNR %.3f, %.3f dB below the trained scene's %.3f and %.3f below splat-transform's file", file,
+                        p, base - p, base, tool_p[f] - p);
                 continue;
             }
+            tool_p[f] = p;
             char decoded[600];
             snprintf(decoded, sizeof decoded, "%s", t_path("tool_decoded%zu.ply", f));
             snprintf(args, sizeof args, "'%s' '%s'", file, decoded);
