@@ -28,6 +28,8 @@ static int run_cli_env(const char *env, const char *args, char **out)
 
 static int run_cli(const char *args, char **out) { return run_cli_env("", args, out); }
 
+static uint32_t png_diff(const char *a, const char *b);
+
 static bool exists(const char *path)
 {
     struct stat st;
@@ -389,7 +391,8 @@ SPLAT_TEST(cli_output_folder_checked_first)
 /* render checks every camera and the scene before it writes anything: a cameras file whose
  * later camera is too large, or a scene with a value the renderer refuses, fails naming that
  * file (and the camera), with no output folder made; the same cameras without the bad one render
- * every image. */
+ * every image. An image that cannot be written (its name taken by a folder) fails the command
+ * naming it, leaves the folder alone, and the batch's other images are written whole and named. */
 SPLAT_TEST(cli_render_checks_first)
 {
     char ply[600], bad_ply[600], cams[600], bad_cams[600], out_dir[600], args[3000], *out;
@@ -444,6 +447,28 @@ SPLAT_TEST(cli_render_checks_first)
         snprintf(png, sizeof png, "%s/render_%04u.png", out_dir, k);
         T_CHECK(exists(png), "%s missing", png);
     }
+    char out2[700], taken[800];
+    snprintf(out2, sizeof out2, "%s2", out_dir);
+    uint32_t j = (uint32_t)t_uniform(0, n - 1.01); /* an image after it in the batch */
+    snprintf(taken, sizeof taken, "%s/render_%04u.png", out2, j);
+    T_REQUIRE(mkdir(out2, 0755) == 0 && mkdir(taken, 0755) == 0);
+    snprintf(args, sizeof args, "render '%s' --cameras '%s' -o '%s'", ply, cams, out2);
+    rc = run_cli(args, &out);
+    char said[900];
+    snprintf(said, sizeof said, "splatc: %s", taken);
+    T_CHECK(rc == 1 && strstr(out, said), "image %u of %u's name taken by a folder: exit %d: %s", j, n, rc, out);
+    struct stat st;
+    T_CHECK(stat(taken, &st) == 0 && S_ISDIR(st.st_mode), "%s: the folder in the way is gone", taken);
+    for (uint32_t k = 0; k < n; k++) {
+        if (k == j) continue;
+        char a[800], b[800], wrote[900];
+        snprintf(a, sizeof a, "%s/render_%04u.png", out_dir, k);
+        snprintf(b, sizeof b, "%s/render_%04u.png", out2, k);
+        snprintf(wrote, sizeof wrote, "wrote %s\n", b);
+        T_CHECK(png_diff(a, b) == 0, "%s: not the image %s is (%u pixels differ)", b, a, png_diff(a, b));
+        T_CHECK(strstr(out, wrote), "%s written but not named: %s", b, out);
+    }
+    free(out);
 }
 
 /* A training camera a million units out (a bad pose) is warned about by name before training; the

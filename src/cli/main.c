@@ -1169,7 +1169,7 @@ static int cmd_render(int argc, char **argv)
         }
         static char path[RENDER_BATCH][1300];
         splat_status wst[RENDER_BATCH];
-        splat_error werr[RENDER_BATCH];
+        splat_error werr[RENDER_BATCH] = {{0}}; /* splat__fail keeps the first error: each starts clear */
         for (uint32_t k = k0; k < k1; k++) {
             if (frames) snprintf(path[k - k0], sizeof path[0], "%s/frame_%04u.png", out, k);
             else if (named) snprintf(path[k - k0], sizeof path[0], "%s/%s.png", out, names[k]);
@@ -1177,11 +1177,13 @@ static int cmd_render(int argc, char **argv)
         }
         if (rc == 0) png_write_batch(&(png_batch){.count = k1 - k0, .path = path, .img = img, .cams = &cams[k0],
                                                   .st = wst, .err = werr});
-        /* reported in camera order, as a loop of writes would */
-        for (uint32_t k = k0; k < k1 && rc == 0; k++) {
+        /* Every image of the batch was tried (each written whole or not at all): each failure is
+         * reported, each image written is named, in camera order; no later batch is rendered. */
+        bool batch_ok = rc == 0;
+        for (uint32_t k = k0; k < k1 && batch_ok; k++) {
             if (wst[k - k0] != SPLAT_OK) rc = fail(&werr[k - k0]);
             else if (!o.quiet && !frames) printf("wrote %s\n", path[k - k0]);
-            else if (!o.quiet && k + 1 == n) printf("wrote %u frames: %s/frame_NNNN.png\n", n, out);
+            else if (!o.quiet && k + 1 == n && rc == 0) printf("wrote %u frames: %s/frame_NNNN.png\n", n, out);
         }
         for (uint32_t k = k0; k < k1; k++) splat_free(img[k - k0]);
     }
