@@ -174,6 +174,15 @@ mut tile_sort_gather_last_missed shaders/tile_sort.comp raster_ \
 mut tile_sort_gather_single_missed shaders/tile_sort.comp raster_ \
     'if (GATHER != 0u && n == 1u && gl_LocalInvocationIndex == 0u)' \
     'if (GATHER != 0u && n == 2u && gl_LocalInvocationIndex == 0u)'
+mut room_retry_dropped src/train/strategy_default.c train_densify \
+    'if (st == SPLAT_ERR_OUT_OF_DEVICE_MEMORY && np.capacity > new_count) {' \
+    'if (st == SPLAT_ERR_OUT_OF_DEVICE_MEMORY && np.capacity < new_count) {'
+mut room_retry_error_left src/train/strategy_default.c train_densify \
+    'if (ap.outputs & (1u << gi) && !np.group[gi].buffer) st = splat__scene_gpu_group_init(g, &np, "params", gi, &tried);' \
+    'if (ap.outputs & (1u << gi) && !np.group[gi].buffer) st = splat__scene_gpu_group_init(g, &np, "params", gi, err);'
+mut scratch_retry_error_left src/train/strategy_default.c train_densify \
+    'SPLAT_MEM_DEVICE, &tried);' \
+    'SPLAT_MEM_DEVICE, err);'
 mut compact_gather_shifted shaders/densify_compact.comp train_densify \
     '        uint s = ROW * (final_row(row) - base);' \
     '        uint s = ROW * (final_row(row) - base + 1u);'

@@ -277,10 +277,20 @@ typedef enum budget_kind {
  * in the reference's order, with the Adam moments of survivors moved along and those of new rows
  * zero. in_place: the arrays have room for three times the rows, so the refine moves them in
  * place (densify_compact), in chunks of a random few rows, across whose borders rows move. */
-static void densify_case(kfix *f, uint32_t step, budget_kind bk, bool in_place)
+/* How a densify case's arrays are made: with the rows alone (a refine allocates new arrays),
+ * with room for three times the rows (in place, in chunks of a few rows), or with the rows alone
+ * on a device that reports its free memory, whose first new parameter buffer then fails as out of
+ * memory: the refine must make its arrays again without the room it gives there. Or in place
+ * with the compaction's scratch failing once at its natural size: it must take half. Neither may
+ * leave an error behind. */
+typedef enum densify_mode { DENSIFY_FRESH, DENSIFY_IN_PLACE, DENSIFY_ROOM_FAILS, DENSIFY_SCRATCH_FAILS } densify_mode;
+
+static void densify_case(kfix *f, uint32_t step, budget_kind bk, densify_mode mode)
 {
+    bool in_place = mode == DENSIFY_IN_PLACE || mode == DENSIFY_SCRATCH_FAILS;
     splat_error err = {0};
     uint32_t n = 200 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 600);
+    if (mode == DENSIFY_SCRATCH_FAILS) n += 300; /* a natural scratch of over 2 x 256 rows: half is tried */
     double scene_scale = t_uniform(0.5, 5);
     uint32_t run_seed = (uint32_t)splat__rng_u64(splat_test_rng());
     splat_scene s;
@@ -315,8 +325,9 @@ static void densify_case(kfix *f, uint32_t step, budget_kind bk, bool in_place)
     }
     splat_scene_gpu gp, gm;
     uint32_t room = in_place ? 3 * n : n;
-    splat__densify_compact_rows = in_place ? 1 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 97) : 0;
-    if (in_place) printf("  in place: room for %u rows, chunks of %u\n", room, splat__densify_compact_rows);
+    splat__densify_compact_rows = mode == DENSIFY_IN_PLACE ? 1 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 97) : 0;
+    if (mode == DENSIFY_IN_PLACE) printf("  in place: room for %u rows, chunks of %u\n", room, splat__densify_compact_rows);
+    if (mode == DENSIFY_SCRATCH_FAILS) printf("  the scratch's first allocation fails\n");
     T_OK(splat__scene_gpu_init(f->g, &gp, "params", room, false, &err), &err);
     T_OK(splat__scene_gpu_init(f->g, &gm, "adam", 2 * room, false, &err), &err);
     T_OK(splat__scene_gpu_upload(f->g, &gp, &s, &err), &err);
@@ -344,9 +355,27 @@ static void densify_case(kfix *f, uint32_t step, budget_kind bk, bool in_place)
                              .params = &gp, .moments = &gm, .stats = &b_stats, .count = n, .step = step, .seed = run_seed ^ step,
                              .scene_scale = (float)scene_scale, .prune_large_after = SPLAT_REF_RESET_EVERY,
                              .max_count = max_count};
+    splat_model model = {.count = n, .params = gp, .moments = gm};
+    splat_strategy_ctx memory = {.gpu = f->g, .model = &model};
+    uint64_t limit = f->g->mem_limit;
+    if (mode == DENSIFY_ROOM_FAILS) {
+        job.memory = &memory;
+        f->g->mem_limit = 1ull << 40; /* the free memory known, as on NVIDIA: room is given */
+        splat__buf_fail_prefix = "params", splat__buf_fail_times = 1;
+    }
+    if (mode == DENSIFY_SCRATCH_FAILS) splat__buf_fail_prefix = "densify.compact", splat__buf_fail_times = 1;
     splat_densify_result res;
     T_OK(splat__densify_run(&job, &res, &err), &err);
     splat__densify_compact_rows = 0;
+    if (mode == DENSIFY_ROOM_FAILS || mode == DENSIFY_SCRATCH_FAILS) {
+        T_CHECK(splat__buf_fail_times == 0 || res.skipped, "the refine allocated no %s buffer", splat__buf_fail_prefix);
+        T_CHECK(err.status == SPLAT_OK, "the refine succeeded, yet left an error behind: %s", err.msg);
+        f->g->mem_limit = limit;
+        splat__buf_fail_prefix = NULL, splat__buf_fail_times = 0;
+    }
+    if (mode == DENSIFY_ROOM_FAILS)
+        T_CHECK(res.skipped || gp.capacity == res.count, "arrays for %u rows hold %u after the failed room", res.count,
+                gp.capacity);
     /* in place exactly when the arrays hold the old rows and the new ones */
     bool fits = !res.skipped && (uint64_t)n + res.clones + 2ull * res.splits <= room;
     T_CHECK(res.in_place == fits && (fits || !in_place), "in place %d, want %d", res.in_place, fits);
@@ -416,8 +445,8 @@ SPLAT_TEST(train_densify_vs_ref)
 {
     kfix f;
     if (kfix_init(&f)) {
-        densify_case(&f, 600, BUDGET_NONE, false);
-        densify_case(&f, 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50), BUDGET_NONE, false);
+        densify_case(&f, 600, BUDGET_NONE, DENSIFY_FRESH);
+        densify_case(&f, 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50), BUDGET_NONE, DENSIFY_FRESH);
     }
     kfix_free(&f);
 }
@@ -428,10 +457,25 @@ SPLAT_TEST(train_densify_in_place_vs_ref)
     kfix f;
     if (kfix_init(&f)) {
         uint32_t late = 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50);
-        densify_case(&f, 600, BUDGET_NONE, true);
-        densify_case(&f, late, BUDGET_NONE, true);
-        densify_case(&f, 600, BUDGET_SPLITS, true);
-        densify_case(&f, late, BUDGET_TIGHT, true);
+        densify_case(&f, 600, BUDGET_NONE, DENSIFY_IN_PLACE);
+        densify_case(&f, late, BUDGET_NONE, DENSIFY_IN_PLACE);
+        densify_case(&f, 600, BUDGET_SPLITS, DENSIFY_IN_PLACE);
+        densify_case(&f, late, BUDGET_TIGHT, DENSIFY_IN_PLACE);
+    }
+    kfix_free(&f);
+}
+
+/* The same where memory runs out where a refine can do without: the room it gives its new
+ * arrays, and the compaction scratch's natural size. */
+SPLAT_TEST(train_densify_room_fails)
+{
+    kfix f;
+    if (kfix_init(&f)) {
+        uint32_t late = 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50);
+        densify_case(&f, 600, BUDGET_NONE, DENSIFY_ROOM_FAILS);
+        densify_case(&f, late, BUDGET_NONE, DENSIFY_ROOM_FAILS);
+        densify_case(&f, 600, BUDGET_NONE, DENSIFY_SCRATCH_FAILS);
+        densify_case(&f, late, BUDGET_NONE, DENSIFY_SCRATCH_FAILS);
     }
     kfix_free(&f);
 }
@@ -442,12 +486,12 @@ SPLAT_TEST(train_densify_budget_vs_ref)
     kfix f;
     if (kfix_init(&f)) {
         uint32_t late = 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50);
-        densify_case(&f, 600, BUDGET_CLONES, false);
-        densify_case(&f, late, BUDGET_SPLITS, false);
-        densify_case(&f, 600, BUDGET_SPLITS, false);
-        densify_case(&f, late, BUDGET_BELOW_BASE, false);
-        densify_case(&f, 600, BUDGET_LOOSE, false);
-        densify_case(&f, late, BUDGET_TIGHT, false);
+        densify_case(&f, 600, BUDGET_CLONES, DENSIFY_FRESH);
+        densify_case(&f, late, BUDGET_SPLITS, DENSIFY_FRESH);
+        densify_case(&f, 600, BUDGET_SPLITS, DENSIFY_FRESH);
+        densify_case(&f, late, BUDGET_BELOW_BASE, DENSIFY_FRESH);
+        densify_case(&f, 600, BUDGET_LOOSE, DENSIFY_FRESH);
+        densify_case(&f, late, BUDGET_TIGHT, DENSIFY_FRESH);
     }
     kfix_free(&f);
 }

@@ -37,6 +37,9 @@ uint64_t splat__unique_id(void)
     return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
 }
 
+const char *splat__buf_fail_prefix;
+uint32_t splat__buf_fail_times;
+
 splat_status splat__buf_init(splat_gpu *g, splat_buf *b, const char *name, VkDeviceSize size, splat_mem kind,
                              splat_error *err)
 {
@@ -89,6 +92,12 @@ splat_status splat__buf_init(splat_gpu *g, splat_buf *b, const char *name, VkDev
     };
     /* SPLAT_MEM_LIMIT emulates a smaller GPU for tests and users; the check and the allocation are
      * not one atomic step, so two threads allocating at once may pass it together by one buffer. */
+    if (kind == SPLAT_MEM_DEVICE && splat__buf_fail_times && splat__buf_fail_prefix &&
+        strncmp(name, splat__buf_fail_prefix, strlen(splat__buf_fail_prefix)) == 0) {
+        splat__buf_fail_times--;
+        splat__buf_free(g, b);
+        return splat__fail(err, SPLAT_ERR_OUT_OF_DEVICE_MEMORY, "buffer '%s': out of device memory (a test's)", name);
+    }
     if (kind == SPLAT_MEM_DEVICE && g->mem_limit) {
         pthread_mutex_lock(&g->lock);
         uint64_t in_use = g->mem_in_use;

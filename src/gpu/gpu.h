@@ -129,6 +129,12 @@ typedef struct splat_buf {
     char name[40];
 } splat_buf;
 
+/* Tests of recovery paths that no memory limit reaches on purpose: the next
+ * splat__buf_fail_times device allocations whose names begin with splat__buf_fail_prefix fail as
+ * out of device memory. */
+extern const char *splat__buf_fail_prefix;
+extern uint32_t splat__buf_fail_times;
+
 /* A size of 0 allocates a minimal buffer (bindings stay valid). Out of device memory (or a
  * size larger than the heap) is SPLAT_ERR_OUT_OF_DEVICE_MEMORY naming the buffer. */
 splat_status splat__buf_init(splat_gpu *g, splat_buf *b, const char *name, VkDeviceSize size, splat_mem kind,

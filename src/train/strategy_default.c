@@ -255,10 +255,11 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
             splat__buf_free(g, &d->compact);
             d->compact_rows = 0;
             for (;; rows /= 2) {
+                splat_error tried = {0}; /* err keeps only the failure that ends the refine */
                 st = splat__buf_init(g, &d->compact, "densify.compact", (uint64_t)rows * 3 * SPLAT_PARAM_FLOATS * 4,
-                                     SPLAT_MEM_DEVICE, err);
+                                     SPLAT_MEM_DEVICE, &tried);
                 if (st == SPLAT_OK) break;
-                if (st != SPLAT_ERR_OUT_OF_DEVICE_MEMORY || rows <= 256) return st;
+                if (st != SPLAT_ERR_OUT_OF_DEVICE_MEMORY || rows <= 256) return splat__fail(err, st, "%s", tried.msg);
             }
             d->compact_rows = rows;
         }
@@ -316,9 +317,10 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
     for (size_t k = 0; k < SPLAT_COUNTOF(densify_passes) && st == SPLAT_OK; k++) {
         ap.outputs = passes[k];
         for (uint32_t gi = 0; gi < SPLAT_GROUP_COUNT && st == SPLAT_OK; gi++) {
-            if (ap.outputs & (1u << gi) && !np.group[gi].buffer) st = splat__scene_gpu_group_init(g, &np, "params", gi, err);
+            splat_error tried = {0}; /* err keeps only the failure that ends the refine */
+            if (ap.outputs & (1u << gi) && !np.group[gi].buffer) st = splat__scene_gpu_group_init(g, &np, "params", gi, &tried);
             if (st == SPLAT_OK && ap.outputs & (1u << (SPLAT_APPLY_MOMENTS + gi)) && !nm.group[gi].buffer)
-                st = splat__scene_gpu_group_init(g, &nm, "adam", gi, err);
+                st = splat__scene_gpu_group_init(g, &nm, "adam", gi, &tried);
             if (st == SPLAT_ERR_OUT_OF_DEVICE_MEMORY && np.capacity > new_count) {
                 /* the room is a convenience: without it, from this buffer on (the arrays' capacity
                  * is the smallest of their buffers') */
@@ -326,6 +328,8 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
                 nm.capacity = 2 * np.capacity;
                 st = SPLAT_OK;
                 gi--;
+            } else if (st != SPLAT_OK) {
+                st = splat__fail(err, st, "%s", tried.msg);
             }
         }
         if (st != SPLAT_OK) break;
