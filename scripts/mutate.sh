@@ -240,9 +240,9 @@ mut frame_no_cap src/render/frame.c raster_ \
 mut campos_not_transposed src/render/frame.c raster_ \
     'for (int k = 0; k < 3; k++) c -= (double)cam->R[k * 3 + i] * cam->t[k];' \
     'for (int k = 0; k < 3; k++) c -= (double)cam->R[i * 3 + k] * cam->t[k];'
-mut sort_depth_only src/render/render.c raster_ \
-    '.bits = pc.sort_bits,' \
-    '.bits = 32,'
+mut sort_tile_bit_short src/render/render.c raster_ \
+    '.bits = pc.tile_bits,' \
+    '.bits = pc.tile_bits - 1u,'
 # sort
 mut sort_digit_short src/sort/sort.c sort_ \
     'uint32_t width = word_bits[w] / passes[w] + (p < word_bits[w] % passes[w]);' \
