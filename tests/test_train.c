@@ -441,59 +441,54 @@ static void densify_case(kfix *f, uint32_t step, budget_kind bk, densify_mode mo
     free(grad), free(cnt), free(stats);
 }
 
-SPLAT_TEST(train_densify_vs_ref)
+/* Densify cases by test: before step 3000 or after it (a random step of 3100-8000), the budget, and
+ * how the arrays are made (densify_mode). */
+typedef struct densify_spec {
+    bool late;
+    budget_kind bk;
+    densify_mode mode;
+} densify_spec;
+
+static void densify_cases(const densify_spec *cases, size_t n)
 {
     kfix f;
     if (kfix_init(&f)) {
-        densify_case(&f, 600, BUDGET_NONE, DENSIFY_FRESH);
-        densify_case(&f, 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50), BUDGET_NONE, DENSIFY_FRESH);
+        uint32_t late = 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50);
+        for (size_t k = 0; k < n; k++) densify_case(&f, cases[k].late ? late : 600, cases[k].bk, cases[k].mode);
     }
     kfix_free(&f);
+}
+
+SPLAT_TEST(train_densify_vs_ref)
+{
+    static const densify_spec cases[] = {{false, BUDGET_NONE, DENSIFY_FRESH}, {true, BUDGET_NONE, DENSIFY_FRESH}};
+    densify_cases(cases, SPLAT_COUNTOF(cases));
 }
 
 /* The same in place: arrays with room (densify_apply after the old rows, then densify_compact). */
 SPLAT_TEST(train_densify_in_place_vs_ref)
 {
-    kfix f;
-    if (kfix_init(&f)) {
-        uint32_t late = 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50);
-        densify_case(&f, 600, BUDGET_NONE, DENSIFY_IN_PLACE);
-        densify_case(&f, late, BUDGET_NONE, DENSIFY_IN_PLACE);
-        densify_case(&f, 600, BUDGET_SPLITS, DENSIFY_IN_PLACE);
-        densify_case(&f, late, BUDGET_TIGHT, DENSIFY_IN_PLACE);
-    }
-    kfix_free(&f);
+    static const densify_spec cases[] = {{false, BUDGET_NONE, DENSIFY_IN_PLACE}, {true, BUDGET_NONE, DENSIFY_IN_PLACE},
+                                         {false, BUDGET_SPLITS, DENSIFY_IN_PLACE}, {true, BUDGET_TIGHT, DENSIFY_IN_PLACE}};
+    densify_cases(cases, SPLAT_COUNTOF(cases));
 }
 
 /* The same where memory runs out where a refine can do without: the room it gives its new
  * arrays, and the compaction scratch's natural size. */
 SPLAT_TEST(train_densify_room_fails)
 {
-    kfix f;
-    if (kfix_init(&f)) {
-        uint32_t late = 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50);
-        densify_case(&f, 600, BUDGET_NONE, DENSIFY_ROOM_FAILS);
-        densify_case(&f, late, BUDGET_NONE, DENSIFY_ROOM_FAILS);
-        densify_case(&f, 600, BUDGET_NONE, DENSIFY_SCRATCH_FAILS);
-        densify_case(&f, late, BUDGET_NONE, DENSIFY_SCRATCH_FAILS);
-    }
-    kfix_free(&f);
+    static const densify_spec cases[] = {{false, BUDGET_NONE, DENSIFY_ROOM_FAILS}, {true, BUDGET_NONE, DENSIFY_ROOM_FAILS},
+                                         {false, BUDGET_NONE, DENSIFY_SCRATCH_FAILS}, {true, BUDGET_NONE, DENSIFY_SCRATCH_FAILS}};
+    densify_cases(cases, SPLAT_COUNTOF(cases));
 }
 
 /* The same under budgets (budget_kind), before and after step 3000. */
 SPLAT_TEST(train_densify_budget_vs_ref)
 {
-    kfix f;
-    if (kfix_init(&f)) {
-        uint32_t late = 3100 + 100 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 50);
-        densify_case(&f, 600, BUDGET_CLONES, DENSIFY_FRESH);
-        densify_case(&f, late, BUDGET_SPLITS, DENSIFY_FRESH);
-        densify_case(&f, 600, BUDGET_SPLITS, DENSIFY_FRESH);
-        densify_case(&f, late, BUDGET_BELOW_BASE, DENSIFY_FRESH);
-        densify_case(&f, 600, BUDGET_LOOSE, DENSIFY_FRESH);
-        densify_case(&f, late, BUDGET_TIGHT, DENSIFY_FRESH);
-    }
-    kfix_free(&f);
+    static const densify_spec cases[] = {{false, BUDGET_CLONES, DENSIFY_FRESH},    {true, BUDGET_SPLITS, DENSIFY_FRESH},
+                                         {false, BUDGET_SPLITS, DENSIFY_FRESH},    {true, BUDGET_BELOW_BASE, DENSIFY_FRESH},
+                                         {false, BUDGET_LOOSE, DENSIFY_FRESH},     {true, BUDGET_TIGHT, DENSIFY_FRESH}};
+    densify_cases(cases, SPLAT_COUNTOF(cases));
 }
 
 /* Rows that refine_ranked builds, by what the budget should do with them. */

@@ -90,14 +90,14 @@ splat_status splat__buf_init(splat_gpu *g, splat_buf *b, const char *name, VkDev
         .allocationSize = req.size,
         .memoryTypeIndex = (uint32_t)type,
     };
-    /* SPLAT_MEM_LIMIT emulates a smaller GPU for tests and users; the check and the allocation are
-     * not one atomic step, so two threads allocating at once may pass it together by one buffer. */
     if (kind == SPLAT_MEM_DEVICE && splat__buf_fail_times && splat__buf_fail_prefix &&
         strncmp(name, splat__buf_fail_prefix, strlen(splat__buf_fail_prefix)) == 0) {
         splat__buf_fail_times--;
         splat__buf_free(g, b);
         return splat__fail(err, SPLAT_ERR_OUT_OF_DEVICE_MEMORY, "buffer '%s': out of device memory (a test's)", name);
     }
+    /* SPLAT_MEM_LIMIT emulates a smaller GPU for tests and users; the check and the allocation are
+     * not one atomic step, so two threads allocating at once may pass it together by one buffer. */
     if (kind == SPLAT_MEM_DEVICE && g->mem_limit) {
         pthread_mutex_lock(&g->lock);
         uint64_t in_use = g->mem_in_use;
