@@ -10,7 +10,8 @@
 // the subgroups' sums are added in a fixed order through shared memory, and the quadrant writes
 // the total into the Gaussian's own entry (its emission index) of its own partial array (one per
 // quadrant); project_bwd adds a Gaussian's entries, the four quadrants' in order, in order.
-// Entries a quadrant never blends (dropped, beyond the cap or the last contributor) get zeros.
+// Entries a quadrant never blends (dropped, beyond the cap or the last contributor) keep the
+// zeros the arrays were filled with before the dispatch.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_vote : require
 #extension GL_KHR_shader_subgroup_ballot : require
@@ -146,14 +147,8 @@ void main()
     barrier();
     atomicMax(s_max_last, last);
     barrier();
-    // A quadrant past the image's edge has no pixels: it blends nothing and writes zeros.
+    // A quadrant past the image's edge has no pixels: it blends nothing and writes nothing.
     uint stop = s_max_last;
-
-    // Entries no pixel of this quadrant blended.
-    for (uint p = stop + tid; p < range.y; p += BATCH) {
-        uint e = emit_of_isect[p];
-        for (uint k = 0u; k < 9u; k++) put_partial(9u * e + k, 0.0);
-    }
 
     vec3 bg = vec3(frame.background[0], frame.background[1], frame.background[2]);
     vec3 bg_term = T_final * bg;
@@ -173,8 +168,6 @@ void main()
             conic = proj[3u * g + 1u];
             rgb = proj[3u * g + 2u];
             keep = may_blend(geom, conic.xyz, geom.xy - c_hi, geom.xy - c_lo);
-            if (!keep)
-                for (uint k = 9u * e; k < 9u * e + 9u; k++) put_partial(k, 0.0);
         }
         // the kept entries, back to front: by subgroup, then by lane
         uvec4 ballot = subgroupBallot(keep);
