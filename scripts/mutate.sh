@@ -36,9 +36,15 @@ mut quad_rect_half shaders/render_common.glsl raster_ \
 mut quad_bwd_cull_corner shaders/rasterize_bwd.comp raster_ \
     'keep = may_blend(geom, conic.xyz, geom.xy - c_hi, geom.xy - c_lo);' \
     'keep = may_blend(geom, conic.xyz, geom.xy - c_hi, geom.xy - c_hi);'
-mut quad_bwd_dropped_unwritten shaders/rasterize_bwd.comp raster_ \
-    'if (!keep)' \
-    'if (false)'
+mut quads_bit_wrong shaders/rasterize_bwd.comp raster_ \
+    'if (k == 0u) atomicOr(quads[e], 1u << quad);' \
+    'if (k == 0u) atomicOr(quads[e], 1u << (quad & 1u));'
+mut quads_left_set shaders/isect_fwd.comp train_ \
+    "quads[pos] = 0u; // this step's" \
+    "// this step's"
+mut quads_ignored shaders/project_bwd.glsl train_ \
+    'float p2 = uintBitsToFloat(floatBitsToUint(partial2[at]) & keep.z);' \
+    'float p2 = partial2[at];'
 mut quad_bwd_two_arrays shaders/rasterize_bwd.comp raster_ \
     'quad = (qy & 1u) * 2u + (qx & 1u);' \
     'quad = (qy & 1u) * 2u;'
@@ -46,8 +52,8 @@ mut quad_bwd_position shaders/rasterize_bwd.comp raster_ \
     'uint pos = s_pos[j];' \
     'uint pos = s_pos[0];'
 mut project_quadrant_dropped shaders/project_bwd.glsl raster_ \
-    's_sh[j] = ((partial0[at] + partial1[at]) + partial2[at]) + partial3[at];' \
-    's_sh[j] = (partial0[at] + partial1[at]) + partial2[at];'
+    's_sh[j] = ((p0 + p1) + p2) + p3;' \
+    's_sh[j] = (p0 + p1) + p2;'
 mut quad_kept_order shaders/rasterize_fwd.comp raster_ \
     'at += k < gl_SubgroupID ? n : 0u;' \
     'at += k > gl_SubgroupID ? n : 0u;'

@@ -3,7 +3,8 @@
 // (tile, depth) key per touched tile, at the Gaussian's offset from the scan. The sort carries
 // the emission index along, so after it every sorted entry knows both its Gaussian
 // (gauss_of_emit) and its slot in the Gaussian's contiguous run of entries, where the backward
-// leaves that tile's partial gradient. Keys beyond the capacity are dropped; the setup stage has
+// leaves that tile's partial gradient; its word of quadrant bits starts at zero here, for the
+// backward to set. Keys beyond the capacity are dropped; the setup stage has
 // already flagged the overflow, so nothing downstream is used.
 //
 // The sort orders by tile alone and carries the depth bits along; tile_sort then orders each
@@ -26,11 +27,7 @@ layout(std430, binding = ISECT_FWD_KEYS_LO) writeonly buffer KeysLo { uint keys_
 layout(std430, binding = ISECT_FWD_KEYS_HI) writeonly buffer KeysHi { uint keys_hi[]; };               // [M] tile id
 layout(std430, binding = ISECT_FWD_VALS) writeonly buffer Vals { uint emit_of_isect[]; };              // [M] the emission index itself (sorted along; FWD_ONLY: the Gaussian)
 layout(std430, binding = ISECT_FWD_GAUSS_OF_EMIT) writeonly buffer GaussOf { uint gauss_of_emit[]; };  // [M] Gaussian of each emission index
-// [M,9] the backward's per-entry gradients, one array per tile quadrant
-layout(std430, binding = ISECT_FWD_PARTIAL) writeonly buffer Partial0 { float partial0[]; };
-layout(std430, binding = ISECT_FWD_PARTIAL_Q1) writeonly buffer Partial1 { float partial1[]; };
-layout(std430, binding = ISECT_FWD_PARTIAL_Q2) writeonly buffer Partial2 { float partial2[]; };
-layout(std430, binding = ISECT_FWD_PARTIAL_Q3) writeonly buffer Partial3 { float partial3[]; };
+layout(std430, binding = ISECT_FWD_QUADS) writeonly buffer Quads { uint quads[]; };                    // [M] the quadrants that wrote a partial: none yet
 layout(std430, binding = ISECT_FWD_COUNTERS) buffer Count { splat_counters counters; };
 
 layout(constant_id = 0) const uint FWD_ONLY = 0u;
@@ -50,6 +47,7 @@ void emit(uint pos, uint i, uint tile, uint depth_bits)
     } else {
         emit_of_isect[pos] = pos;
         gauss_of_emit[pos] = i;
+        quads[pos] = 0u; // this step's backward sets the bits of the quadrants that write it
     }
 }
 
@@ -114,7 +112,7 @@ void main()
     if (!live) return;
     // project_fwd counted with the same stored values and the same (precise) arithmetic, so
     // this should never happen; if a compiler ever rounds differently, the leftover slots
-    // become sentinels past every tile with zero gradient, never stale memory.
+    // become sentinels past every tile with no gradient, never stale memory.
     if (pos < end) atomicAdd(counters.isect_padded, end - pos);
     for (; pos < end; pos++) {
         keys_hi[pos] = pc.dummy_tile;
@@ -125,11 +123,6 @@ void main()
         }
         emit_of_isect[pos] = pos;
         gauss_of_emit[pos] = i;
-        for (uint k = 9u * pos; k < 9u * pos + 9u; k++) {
-            partial0[k] = 0.0;
-            partial1[k] = 0.0;
-            partial2[k] = 0.0;
-            partial3[k] = 0.0;
-        }
+        quads[pos] = 0u;
     }
 }

@@ -10,8 +10,10 @@
 // the subgroups' sums are added in a fixed order through shared memory, and the quadrant writes
 // the total into the Gaussian's own entry (its emission index) of its own partial array (one per
 // quadrant); project_bwd adds a Gaussian's entries, the four quadrants' in order, in order.
-// Entries a quadrant never blends (dropped, beyond the cap or the last contributor) keep the
-// zeros the arrays were filled with before the dispatch.
+// A quadrant writes only the entries it blends, and sets its bit in the entry's word of quadrant
+// bits (zeroed by isect_fwd): project_bwd reads the arrays whose bits are set and counts the
+// others as zeros. Dropped entries, and those beyond the cap or the last contributor, cost no
+// write.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_vote : require
 #extension GL_KHR_shader_subgroup_ballot : require
@@ -38,6 +40,7 @@ layout(std430, binding = RASTERIZE_BWD_PARTIAL) writeonly buffer Partial0 { floa
 layout(std430, binding = RASTERIZE_BWD_PARTIAL_Q1) writeonly buffer Partial1 { float partial1[]; };
 layout(std430, binding = RASTERIZE_BWD_PARTIAL_Q2) writeonly buffer Partial2 { float partial2[]; };
 layout(std430, binding = RASTERIZE_BWD_PARTIAL_Q3) writeonly buffer Partial3 { float partial3[]; };
+layout(std430, binding = RASTERIZE_BWD_QUADS) buffer Quads { uint quads[]; };                             // [M] a bit per quadrant that wrote
 
 const uint BATCH = SPLAT_QUAD * SPLAT_QUAD;
 shared vec4 s_geom[BATCH];   // mean2d.xy, depth, opacity
@@ -247,7 +250,9 @@ void main()
                 uint jj = idx / 9u, k = idx - jj * 9u;
                 float sum = 0.0;
                 for (uint sg = 0u; sg < gl_NumSubgroups; sg++) sum += s_part[(sg * SUB + jj) * 9u + k];
-                put_partial(9u * s_emit[r0 + jj] + k, sum);
+                uint e = s_emit[r0 + jj];
+                put_partial(9u * e + k, sum);
+                if (k == 0u) atomicOr(quads[e], 1u << quad);
             }
             barrier();
         }

@@ -121,7 +121,8 @@ SPLAT_STRUCT(splat_render_push)
 #define PROJECT_BWD_PARTIAL_Q1 19 /* quadrants 1-3's partial gradients; PROJECT_BWD_PARTIAL is quadrant 0's */
 #define PROJECT_BWD_PARTIAL_Q2 20
 #define PROJECT_BWD_PARTIAL_Q3 21
-#define PROJECT_BWD_BINDINGS 22
+#define PROJECT_BWD_QUADS 22 /* [M] which quadrants wrote each entry's partial gradient, a bit each */
+#define PROJECT_BWD_BINDINGS 23
 /* project_bwd's SH record (training): in place of a Gaussian's 48 SH gradients, their two
  * factors: the basis values Y[0..15], 0 from the active degree's coefficient count on, and the
  * clamped colour gradient d_raw.xyz, 0 for a Gaussian with no SH gradient (culled, or a
@@ -146,12 +147,9 @@ SPLAT_STRUCT(splat_render_push)
 #define ISECT_FWD_KEYS_HI 6
 #define ISECT_FWD_VALS 7
 #define ISECT_FWD_GAUSS_OF_EMIT 8
-#define ISECT_FWD_PARTIAL 9
+#define ISECT_FWD_QUADS 9
 #define ISECT_FWD_COUNTERS 10
-#define ISECT_FWD_PARTIAL_Q1 11
-#define ISECT_FWD_PARTIAL_Q2 12
-#define ISECT_FWD_PARTIAL_Q3 13
-#define ISECT_FWD_BINDINGS 14
+#define ISECT_FWD_BINDINGS 11
 
 /* ranges_fwd.comp */
 #define RANGES_FWD_COUNTERS 0
@@ -191,7 +189,8 @@ SPLAT_STRUCT(splat_render_push)
 #define RASTERIZE_BWD_PARTIAL_Q1 9
 #define RASTERIZE_BWD_PARTIAL_Q2 10
 #define RASTERIZE_BWD_PARTIAL_Q3 11
-#define RASTERIZE_BWD_BINDINGS 12
+#define RASTERIZE_BWD_QUADS 12
+#define RASTERIZE_BWD_BINDINGS 13
 
 #undef u32
 #undef f32

@@ -25,8 +25,7 @@ void splat__isect_record(splat_cmd *c, const splat_renderer *r, splat_render_buf
         [ISECT_FWD_KEYS_HI] = SPLAT_VIEW(b->keys_hi),
         [ISECT_FWD_VALS] = SPLAT_VIEW(b->vals),
         [ISECT_FWD_GAUSS_OF_EMIT] = SPLAT_VIEW(b->gauss_of_emit),
-        [ISECT_FWD_PARTIAL] = SPLAT_VIEW(b->partial[0]), [ISECT_FWD_PARTIAL_Q1] = SPLAT_VIEW(b->partial[1]),
-        [ISECT_FWD_PARTIAL_Q2] = SPLAT_VIEW(b->partial[2]), [ISECT_FWD_PARTIAL_Q3] = SPLAT_VIEW(b->partial[3]),
+        [ISECT_FWD_QUADS] = SPLAT_VIEW(b->quads),
         [ISECT_FWD_COUNTERS] = SPLAT_VIEW(b->counters),
     };
     splat__cmd_dispatch_1d(c, b->fwd_only ? &r->isect_fwd_only : &r->isect_fwd, v, ISECT_FWD_BINDINGS, &pc, sizeof pc, n);

@@ -40,6 +40,7 @@ void splat__project_bwd_record(splat_cmd *c, const splat_renderer *r, const spla
         [PROJECT_BWD_RADII] = SPLAT_VIEW(b->radii),
         [PROJECT_BWD_PARTIAL] = SPLAT_VIEW(b->partial[0]), [PROJECT_BWD_PARTIAL_Q1] = SPLAT_VIEW(b->partial[1]),
         [PROJECT_BWD_PARTIAL_Q2] = SPLAT_VIEW(b->partial[2]), [PROJECT_BWD_PARTIAL_Q3] = SPLAT_VIEW(b->partial[3]),
+        [PROJECT_BWD_QUADS] = SPLAT_VIEW(b->quads),
         [PROJECT_BWD_GRAD_MEANS] = SPLAT_VIEW(grads->means),
         [PROJECT_BWD_GRAD_SCALES] = SPLAT_VIEW(grads->log_scales),
         [PROJECT_BWD_GRAD_QUATS] = SPLAT_VIEW(grads->quats),

@@ -33,10 +33,7 @@ void splat__rasterize_bwd_record(splat_cmd *c, const splat_renderer *r, splat_re
         [RASTERIZE_BWD_GAUSS] = SPLAT_VIEW(b->gauss_sorted),
         [RASTERIZE_BWD_PARTIAL] = SPLAT_VIEW(b->partial[0]), [RASTERIZE_BWD_PARTIAL_Q1] = SPLAT_VIEW(b->partial[1]),
         [RASTERIZE_BWD_PARTIAL_Q2] = SPLAT_VIEW(b->partial[2]), [RASTERIZE_BWD_PARTIAL_Q3] = SPLAT_VIEW(b->partial[3]),
+        [RASTERIZE_BWD_QUADS] = SPLAT_VIEW(b->quads),
     };
-    /* Every entry a quadrant does not blend stays zero: filled here in order, not written one
-     * entry of 36 bytes at a time where the quadrant drops it. */
-    for (uint32_t q = 0; q < 4; q++) splat__cmd_fill(c, SPLAT_VIEW(b->partial[q]), 0);
-    splat__cmd_barrier(c);
     splat__cmd_dispatch(c, &r->rasterize_bwd, v, RASTERIZE_BWD_BINDINGS, NULL, 0, 2 * b->max_tiles_x, 2 * b->max_tiles_y, 1);
 }

@@ -114,6 +114,8 @@ typedef struct splat_render_bufs {
                                         * gather, so the rasterizer reads it in place); a stub in
                                         * forward-only renders, whose values are the Gaussians */
     splat_buf partial[4];              /* [M,9] each entry's share of its Gaussian's 2D gradient, by tile quadrant */
+    splat_buf quads;                   /* [M] the quadrants that wrote each entry's partial (a bit each): the
+                                        * others hold whatever an earlier step left, and count as zero */
     splat_buf sort_scratch, scan_scratch;
     splat_buf ranges;       /* [tiles,2] */
     splat_buf out_rgbt;     /* [H,W,4] rgb + final transmittance */

@@ -156,6 +156,7 @@ static splat_status isect_bufs_init(splat_gpu *g, const splat_renderer *r, splat
         {&b->partial[1], "isect.partial1", b->fwd_only ? 0 : bytes * 9, SPLAT_MEM_DEVICE},
         {&b->partial[2], "isect.partial2", b->fwd_only ? 0 : bytes * 9, SPLAT_MEM_DEVICE},
         {&b->partial[3], "isect.partial3", b->fwd_only ? 0 : bytes * 9, SPLAT_MEM_DEVICE},
+        {&b->quads, "isect.quads", b->fwd_only ? 0 : bytes, SPLAT_MEM_DEVICE},
         {&b->sort_scratch, "isect.sort_scratch", splat__sort_scratch_bound(&r->sorter, m, 2), SPLAT_MEM_DEVICE},
     };
     splat_status st = splat__bufs_init(g, parts, SPLAT_COUNTOF(parts), err);
@@ -165,7 +166,8 @@ static splat_status isect_bufs_init(splat_gpu *g, const splat_renderer *r, splat
 
 /* The buffers sized by the intersection capacity: the one list that freeing and counting use. */
 #define ISECT_BUFS(b) {&(b)->keys_lo, &(b)->keys_hi, &(b)->vals, &(b)->gauss_of_emit, &(b)->gauss_sorted,   \
-                        &(b)->partial[0], &(b)->partial[1], &(b)->partial[2], &(b)->partial[3], &(b)->sort_scratch}
+                        &(b)->partial[0], &(b)->partial[1], &(b)->partial[2], &(b)->partial[3], &(b)->quads,     \
+                        &(b)->sort_scratch}
 
 static void isect_bufs_free(splat_gpu *g, splat_render_bufs *b)
 {
