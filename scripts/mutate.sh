@@ -51,9 +51,18 @@ mut quad_bwd_two_arrays shaders/rasterize_bwd.comp raster_ \
 mut quad_bwd_position shaders/rasterize_bwd.comp raster_ \
     'uint pos = s_pos[j];' \
     'uint pos = s_pos[0];'
+mut project_staged_store_index shaders/project_bwd.glsl raster_ \
+    'if (j0 + u * WG < cn * 9u) s_sh[j0 + u * WG] = v[u];' \
+    'if (j0 + u * WG < cn * 9u) s_sh[j0 + u] = v[u];'
+mut project_sh_quad_offset shaders/project_bwd.glsl raster_ \
+    'uint j = tid + u * WG, r = j / 12u, b = r * 49u + (j % 12u) * 4u;' \
+    'uint j = tid + u * WG, r = j / 12u, b = r * 49u + (j % 12u) * 3u;'
+mut project_own_stats_culled shaders/project_bwd.glsl train_stats \
+    'if (STATS != 0u) o.st = stats[i];' \
+    'if (STATS != 0u && o.rad.x != 0.0) o.st = stats[i];'
 mut project_quadrant_dropped shaders/project_bwd.glsl raster_ \
-    's_sh[j] = ((p0 + p1) + p2) + p3;' \
-    's_sh[j] = (p0 + p1) + p2;'
+    'v[u] = ((p0 + p1) + p2) + p3;' \
+    'v[u] = (p0 + p1) + p2;'
 mut quad_kept_order shaders/rasterize_fwd.comp raster_ \
     'at += k < gl_SubgroupID ? n : 0u;' \
     'at += k > gl_SubgroupID ? n : 0u;'
@@ -169,11 +178,11 @@ mut sh_record_nonfinite_kept shaders/project_bwd.glsl raster_ \
     'vec3 d = n_coeffs > 0u ? d_raw : vec3(0.0);' \
     'vec3 d = d_raw;'
 mut project_bwd_culled_inverted shaders/project_bwd.glsl raster_ \
-    'if ((culled[r / 32u] & (1u << (r % 32u))) == 0u) s_sh' \
-    'if ((culled[r / 32u] & (1u << (r % 32u))) != 0u) s_sh'
+    'return r < rows && (culled[r / 32u] & (1u << (r % 32u))) == 0u;' \
+    'return r < rows && (culled[r / 32u] & (1u << (r % 32u))) != 0u;'
 mut project_bwd_culled_word shaders/project_bwd.glsl raster_ \
-    'if ((culled[r / 32u] & (1u << (r % 32u))) == 0u) s_sh' \
-    'if ((culled[0] & (1u << (r % 32u))) == 0u) s_sh'
+    'return r < rows && (culled[r / 32u] & (1u << (r % 32u))) == 0u;' \
+    'return r < rows && (culled[0] & (1u << (r % 32u))) == 0u;'
 mut tile_sort_gather_last_missed shaders/tile_sort.comp raster_ \
     'for (uint p = r.x + tid; p < r.y; p += WG) gauss_sorted[p] = gauss_of_emit[vals[p]];' \
     'for (uint p = r.x + tid; p + 1u < r.y; p += WG) gauss_sorted[p] = gauss_of_emit[vals[p]];'

@@ -28,6 +28,7 @@ layout(std430, binding = PROJECT_BWD_OPACITIES) readonly buffer Opac { float opa
 layout(std430, binding = PROJECT_BWD_SH) readonly buffer SH { uint sh_h[]; };  // [N,16,3] halves, two per uint
 #else
 layout(std430, binding = PROJECT_BWD_SH) readonly buffer SH { float sh[]; };  // [N,16,3]
+layout(std430, binding = PROJECT_BWD_SH) readonly buffer SH4 { vec4 sh4[]; }; // the same rows, 12 quads each
 #endif
 #include "sh_access.glsl"
 layout(std430, binding = PROJECT_BWD_RADII) readonly buffer Radii { vec2 radii[]; };               // [N] 0: culled
@@ -55,6 +56,7 @@ layout(push_constant) uniform Push { splat_render_push pc; };
 shared float s_sh[WG * 49u]; // the workgroup's SH rows (48 floats, padded to 49 against bank conflicts)
 shared uint s_culled[WG / 32u]; // the rows this view culled, a bit each: their SH is never read
 const uint CHUNK = WG * 49u / 9u; // entries of partial gradients that s_sh holds at a time
+const uint UNROLL = 4u;           // partial gradients a thread loads before it stores
 
 float sh_flat(uint j)
 {
@@ -86,14 +88,45 @@ void write_grads(uint i, vec3 dmu, vec3 dls, vec4 dq, float dop)
 
 // Everything but the SH gradient rows, which the caller writes: Y[k] * d_raw for k below the
 // returned coefficient count, zero beyond it (0 for a culled or non-finite Gaussian).
-uint backward(uint i, uint tid, float g[9], out float Y[16], out vec3 d_raw)
+// Row r of the workgroup's SH is read: it exists, and this view did not cull it.
+bool row_wanted(uint culled[WG / 32u], uint r, uint rows)
+{
+    return r < rows && (culled[r / 32u] & (1u << (r % 32u))) == 0u;
+}
+
+// A Gaussian's own inputs, loaded before its partial gradients are gathered, so that their loads
+// wait together with those (one trip to memory, not two).
+struct Own {
+    vec2 rad;
+    vec3 mu, log_s;
+    vec4 q;
+    float opac;
+    vec4 st;
+};
+
+Own load_own(uint i)
+{
+    Own o;
+    o.rad = radii[i];
+    o.mu = vec3(0.0), o.log_s = vec3(0.0), o.q = vec4(0.0), o.opac = 0.0, o.st = vec4(0.0);
+    if (o.rad.x != 0.0) {
+        o.mu = vec3(means[3u * i], means[3u * i + 1u], means[3u * i + 2u]);
+        o.log_s = vec3(log_scales[3u * i], log_scales[3u * i + 1u], log_scales[3u * i + 2u]);
+        o.q = quats[i];
+        o.opac = opacities[i];
+    }
+    if (STATS != 0u) o.st = stats[i];
+    return o;
+}
+
+uint backward(uint i, uint tid, Own o, float g[9], out float Y[16], out vec3 d_raw)
 {
     d_raw = vec3(0.0);
-    vec2 rad = radii[i];
+    vec2 rad = o.rad;
     if (rad.x == 0.0) {
         write_grads(i, vec3(0.0), vec3(0.0), vec4(0.0), 0.0);
         // culled, but seen by gsplat's measure (frame.seen_box): a view with no gradient
-        if (STATS != 0u && skip_updates == 0u && rad.y != 0.0) stats[i].y += 1.0;
+        if (STATS != 0u && skip_updates == 0u && rad.y != 0.0) stats[i] = o.st + vec4(0.0, 1.0, 0.0, 0.0);
         return 0u;
     }
     splat_gpu_camera cam = frame.cam;
@@ -103,9 +136,9 @@ uint backward(uint i, uint tid, float g[9], out float Y[16], out vec3 d_raw)
     vec3 d_rgb = vec3(g[6], g[7], g[8]);
 
     // Recompute the forward.
-    vec3 mu = vec3(means[3u * i], means[3u * i + 1u], means[3u * i + 2u]);
-    vec3 s = exp(vec3(log_scales[3u * i], log_scales[3u * i + 1u], log_scales[3u * i + 2u]));
-    vec4 q = quats[i];
+    vec3 mu = o.mu;
+    vec3 s = exp(o.log_s);
+    vec4 q = o.q;
     float inv_n = inversesqrt(dot(q, q));
     vec4 qn = q * inv_n;
     mat3 R = cam_rotation(cam);
@@ -132,7 +165,7 @@ uint backward(uint i, uint tid, float g[9], out float Y[16], out vec3 d_raw)
     if (frame.antialiased != 0u) {
         float ratio = proj[3u * i + 2u].w;
         comp = aa_compensation(ratio);
-        if (ratio >= MIN_COMP2) G += (d_alpha * sigmoid(opacities[i]) * 0.5 / comp) * aa_ratio_grad(T, ratio / det0);
+        if (ratio >= MIN_COMP2) G += (d_alpha * sigmoid(o.opac) * 0.5 / comp) * aa_ratio_grad(T, ratio / det0);
     }
     // cov = T T^T (+ blur): dL/dT = 2 G T
     mat3x2 dT = 2.0 * (G * T);
@@ -190,8 +223,8 @@ uint backward(uint i, uint tid, float g[9], out float Y[16], out vec3 d_raw)
         dmu += (d_dir - dir * dot(dir, d_dir)) * inv_len;
     }
 
-    float alpha = sigmoid(opacities[i]);
-    float d_logit = d_alpha * alpha * sigmoid(-opacities[i]);
+    float alpha = sigmoid(o.opac);
+    float d_logit = d_alpha * alpha * sigmoid(-o.opac);
     if (frame.antialiased != 0u) d_logit *= comp;
     if (!all_finite(vec4(dmu, d_logit)) || !all_finite(vec4(d_log_scale, 0.0)) || !all_finite(dq)) {
         // Never hand a non-finite gradient to the optimizer: record it, and give this Gaussian
@@ -215,7 +248,7 @@ uint backward(uint i, uint tid, float g[9], out float Y[16], out vec3 d_raw)
     if (STATS != 0u && skip_updates == 0u) {
         // gsplat's default strategy: the pixel-space mean gradient scaled to NDC units.
         vec2 g = d_mean2d * vec2(0.5 * float(cam.width), 0.5 * float(cam.height));
-        vec4 st = stats[i];
+        vec4 st = o.st;
         st.x += length(g);
         st.y += 1.0;
         st.z = max(st.z, max(rad.x, rad.y) / float(max(cam.width, cam.height)));
@@ -248,24 +281,32 @@ void main()
         my_first = offsets[i];
         my_stop = min(my_first + tiles_touched[i], pc.isect_capacity);
     }
+    Own own;
+    if (tid < rows) own = load_own(i);
     if (tid < WG / 32u) s_culled[tid] = 0u;
     barrier();
-    if (tid < rows && radii[i].x == 0.0) atomicOr(s_culled[tid / 32u], 1u << (tid % 32u));
+    if (tid < rows && own.rad.x == 0.0) atomicOr(s_culled[tid / 32u], 1u << (tid % 32u));
     for (uint c0 = e_first; c0 < e_stop; c0 += CHUNK) {
         uint cn = min(CHUNK, e_stop - c0);
         barrier();
-        for (uint j = tid; j < cn * 9u; j += WG) {
-            uint at = 9u * c0 + j;
-            // A quadrant that did not write the entry adds +0, whatever its array holds there. The
-            // four loads go out with the bits' load, not after it: reading only the set arrays
-            // measured slower (docs/PERFORMANCE.md).
-            uvec4 m = uvec4(quads[c0 + j / 9u]) & uvec4(1u, 2u, 4u, 8u);
-            uvec4 keep = uvec4(notEqual(m, uvec4(0u))) * 0xffffffffu;
-            float p0 = uintBitsToFloat(floatBitsToUint(partial0[at]) & keep.x);
-            float p1 = uintBitsToFloat(floatBitsToUint(partial1[at]) & keep.y);
-            float p2 = uintBitsToFloat(floatBitsToUint(partial2[at]) & keep.z);
-            float p3 = uintBitsToFloat(floatBitsToUint(partial3[at]) & keep.w);
-            s_sh[j] = ((p0 + p1) + p2) + p3;
+        // UNROLL floats a thread at a time, every load issued before the first store waits on one.
+        for (uint j0 = tid; j0 < cn * 9u; j0 += UNROLL * WG) {
+            float v[UNROLL];
+            [[unroll]] for (uint u = 0u; u < UNROLL; u++) {
+                uint j = min(j0 + u * WG, cn * 9u - 1u), at = 9u * c0 + j;
+                // A quadrant that did not write the entry adds +0, whatever its array holds there.
+                // The four loads go out with the bits' load, not after it: reading only the set
+                // arrays measured slower (docs/PERFORMANCE.md).
+                uvec4 m = uvec4(quads[c0 + j / 9u]) & uvec4(1u, 2u, 4u, 8u);
+                uvec4 keep = uvec4(notEqual(m, uvec4(0u))) * 0xffffffffu;
+                float p0 = uintBitsToFloat(floatBitsToUint(partial0[at]) & keep.x);
+                float p1 = uintBitsToFloat(floatBitsToUint(partial1[at]) & keep.y);
+                float p2 = uintBitsToFloat(floatBitsToUint(partial2[at]) & keep.z);
+                float p3 = uintBitsToFloat(floatBitsToUint(partial3[at]) & keep.w);
+                v[u] = ((p0 + p1) + p2) + p3;
+            }
+            [[unroll]] for (uint u = 0u; u < UNROLL; u++)
+                if (j0 + u * WG < cn * 9u) s_sh[j0 + u * WG] = v[u];
         }
         barrier();
         uint a = max(my_first, c0), b = min(my_stop, c0 + cn);
@@ -279,14 +320,34 @@ void main()
     // flag from shared memory before each load measured slower, docs/PERFORMANCE.md).
     uint culled[WG / 32u];
     for (uint w = 0u; w < WG / 32u; w++) culled[w] = s_culled[w];
+#ifdef SPLAT_SH_HALF
     for (uint j = tid; j < rows * 48u; j += WG) {
         uint r = j / 48u;
-        if ((culled[r / 32u] & (1u << (r % 32u))) == 0u) s_sh[r * 49u + j % 48u] = sh_flat(first * 48u + j);
+        if (row_wanted(culled, r, rows)) s_sh[r * 49u + j % 48u] = sh_flat(first * 48u + j);
     }
+#else
+    // The rows as 16-byte quads, 12 a thread for a full workgroup, all loaded before any is stored.
+    vec4 qv[12];
+    bool want[12];
+    [[unroll]] for (uint u = 0u; u < 12u; u++) {
+        uint j = tid + u * WG;
+        want[u] = row_wanted(culled, j / 12u, rows);
+        qv[u] = want[u] ? sh4[first * 12u + j] : vec4(0.0);
+    }
+    [[unroll]] for (uint u = 0u; u < 12u; u++) {
+        uint j = tid + u * WG, r = j / 12u, b = r * 49u + (j % 12u) * 4u;
+        if (want[u]) {
+            s_sh[b] = qv[u].x;
+            s_sh[b + 1u] = qv[u].y;
+            s_sh[b + 2u] = qv[u].z;
+            s_sh[b + 3u] = qv[u].w;
+        }
+    }
+#endif
     barrier();
     float Y[16];
     vec3 d_raw = vec3(0.0);
-    uint n_coeffs = tid < rows ? backward(i, tid, g, Y, d_raw) : 0u;
+    uint n_coeffs = tid < rows ? backward(i, tid, own, g, Y, d_raw) : 0u;
     barrier();
     // The SH rows, or the records, leave through s_sh as they came: consecutive threads on
     // consecutive floats.
