@@ -60,6 +60,12 @@ mut project_sh_quad_offset shaders/project_bwd.glsl raster_ \
 mut project_own_stats_culled shaders/project_bwd.glsl train_stats \
     'if (STATS != 0u) o.st = stats[i];' \
     'if (STATS != 0u && o.rad.x != 0.0) o.st = stats[i];'
+mut fwd_prefetch_same_batch shaders/rasterize_fwd.comp raster_ \
+    'if (idx + BATCH < end) next_g = gauss_sorted[idx + BATCH];' \
+    'if (idx + BATCH < end) next_g = gauss_sorted[idx];'
+mut bwd_prefetch_shifted shaders/rasterize_bwd.comp raster_ \
+    'next_g = gauss_sorted[b_start - 1u - tid];' \
+    'next_g = gauss_sorted[b_start - tid];'
 mut project_quadrant_dropped shaders/project_bwd.glsl raster_ \
     'v[u] = ((p0 + p1) + p2) + p3;' \
     'v[u] = (p0 + p1) + p2;'

@@ -158,15 +158,24 @@ void main()
     float T = T_final;
     vec3 after = vec3(0.0);   // sum over later Gaussians of colour * alpha * T
 
+    // Each batch's entries are fetched while the batch before is worked: its loads then wait one
+    // trip to memory (the records), not two (the indices, then the records).
+    uint next_e = 0u, next_g = 0u;
+    if (stop > start + tid) {
+        next_e = emit_of_isect[stop - 1u - tid];
+        next_g = gauss_sorted[stop - 1u - tid];
+    }
     for (uint b_end = stop; b_end > start;) {
         uint b_start = b_end > start + BATCH ? b_end - BATCH : start;
         barrier();
         bool keep = false;
-        uint e = 0u, pos = b_end - 1u - tid;
+        uint e = next_e, g = next_g, pos = b_end - 1u - tid;
         vec4 geom, conic, rgb;
+        if (b_start > start + tid) {
+            next_e = emit_of_isect[b_start - 1u - tid];
+            next_g = gauss_sorted[b_start - 1u - tid];
+        }
         if (tid < b_end - b_start) {
-            e = emit_of_isect[pos];
-            uint g = gauss_sorted[pos];
             geom = proj[3u * g];
             conic = proj[3u * g + 1u];
             rgb = proj[3u * g + 2u];

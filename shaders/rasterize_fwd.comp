@@ -64,14 +64,18 @@ void main()
     float T = 1.0, D = 0.0;
     vec3 C = vec3(0.0);
     uint last = 0u;
+    // Each batch's Gaussians are fetched while the batch before blends: its loads then wait one
+    // trip to memory (the records), not two (the index, then the records).
+    uint next_g = start + tid < end ? gauss_sorted[start + tid] : 0u;
     for (uint b = start; b < end; b += BATCH) {
         barrier();
         if (s_done == BATCH) break;
         uint idx = b + tid;
         bool keep = false;
         vec4 geom, conic, rgb;
+        uint g = next_g;
+        if (idx + BATCH < end) next_g = gauss_sorted[idx + BATCH];
         if (idx < end) {
-            uint g = gauss_sorted[idx];
             geom = proj[3u * g];
             conic = proj[3u * g + 1u];
             rgb = proj[3u * g + 2u];
