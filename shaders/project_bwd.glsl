@@ -86,8 +86,6 @@ void write_grads(uint i, vec3 dmu, vec3 dls, vec4 dq, float dop)
     g_opac[i] = dop;
 }
 
-// Everything but the SH gradient rows, which the caller writes: Y[k] * d_raw for k below the
-// returned coefficient count, zero beyond it (0 for a culled or non-finite Gaussian).
 // Row r of the workgroup's SH is read: it exists, and this view did not cull it.
 bool row_wanted(uint culled[WG / 32u], uint r, uint rows)
 {
@@ -119,6 +117,8 @@ Own load_own(uint i)
     return o;
 }
 
+// Everything but the SH gradient rows, which the caller writes: Y[k] * d_raw for k below the
+// returned coefficient count, zero beyond it (0 for a culled or non-finite Gaussian).
 uint backward(uint i, uint tid, Own o, float g[9], out float Y[16], out vec3 d_raw)
 {
     d_raw = vec3(0.0);

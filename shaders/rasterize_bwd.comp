@@ -11,9 +11,8 @@
 // the total into the Gaussian's own entry (its emission index) of its own partial array (one per
 // quadrant); project_bwd adds a Gaussian's entries, the four quadrants' in order, in order.
 // A quadrant writes only the entries it blends, and sets its bit in the entry's word of quadrant
-// bits (zeroed by isect_fwd): project_bwd reads the arrays whose bits are set and counts the
-// others as zeros. Dropped entries, and those beyond the cap or the last contributor, cost no
-// write.
+// bits (zeroed by isect_fwd): project_bwd counts an array whose bit is clear as zeros, whatever
+// it holds. Dropped entries, and those beyond the cap or the last contributor, cost no write.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_vote : require
 #extension GL_KHR_shader_subgroup_ballot : require
