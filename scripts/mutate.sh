@@ -39,10 +39,10 @@ mut quad_bwd_cull_corner shaders/rasterize_bwd.comp raster_ \
 mut quads_bit_wrong shaders/rasterize_bwd.comp raster_ \
     'if (k == 0u) atomicOr(quads[e], 1u << quad);' \
     'if (k == 0u) atomicOr(quads[e], 1u << (quad & 1u));'
-mut quads_left_set shaders/isect_fwd.comp train_ \
+mut quads_left_set shaders/isect_fwd.comp raster_ \
     "quads[pos] = 0u; // this step's" \
     "// this step's"
-mut quads_ignored shaders/project_bwd.glsl train_ \
+mut quads_ignored shaders/project_bwd.glsl raster_ \
     'float p2 = uintBitsToFloat(floatBitsToUint(partial2[at]) & keep.z);' \
     'float p2 = partial2[at];'
 mut quad_bwd_two_arrays shaders/rasterize_bwd.comp raster_ \

@@ -92,7 +92,16 @@ bool t_render_init(t_render *t, const splat_scene *scene, uint32_t max_w, uint32
         return false;
     }
     splat__render_bufs_clear(splat__stream_cmd(&t->stream), &t->bufs); /* runs with the first render */
+    t_poison_partials(t, true);
     return true;
+}
+
+void t_poison_partials(t_render *t, bool bits)
+{
+    splat_cmd *c = splat__stream_cmd(&t->stream);
+    for (int q = 0; q < 4; q++) splat__cmd_fill(c, SPLAT_VIEW(t->bufs.partial[q]), 0x7fc00000u);
+    if (bits) splat__cmd_fill(c, SPLAT_VIEW(t->bufs.quads), 0xffffffffu);
+    splat__cmd_barrier(c);
 }
 
 void t_render_free(t_render *t)

@@ -32,6 +32,10 @@ typedef struct t_render {
 
 bool t_render_init(t_render *t, const splat_scene *scene, uint32_t max_w, uint32_t max_h, uint32_t isect_capacity);
 void t_render_free(t_render *t);
+/* Records NaN into the four arrays of partial gradients (and, with `bits`, sets every quadrant bit),
+ * so that a backward that reads an entry no quadrant wrote this pass, or that trusts a bit the
+ * forward did not clear, gives NaN gradients instead of whatever a fresh buffer happens to hold. */
+void t_poison_partials(t_render *t, bool bits);
 
 /* What the GPU produced, downloaded. */
 typedef struct t_gpu_image {

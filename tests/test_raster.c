@@ -19,6 +19,7 @@ static void check_sh_record(t_render *t, const splat_scene *rows, const char *wh
 {
     splat_error err = {0};
     uint32_t n = rows->count;
+    t_poison_partials(t, false);
     splat__render_bwd(splat__stream_cmd(&t->stream), &t->r, &t->scene, &t->bufs, n, &t->grads, SPLAT_BWD_SH_RECORD);
     T_OK(splat__stream_sync(&t->stream, SPLAT_SYNC_COMMIT_AND_WAIT, &err), &err);
     splat_scene rec;
@@ -61,6 +62,7 @@ static void check_backward(t_render *t, t_ref *ref, const splat_scene *scene, co
         d_alpha[p] = g4[4 * p + 3];
     }
     T_OK(splat__buf_upload(t->g, &t->bufs.grad_img, 0, g4, px * 16, &err), &err);
+    t_poison_partials(t, false);
     splat__render_bwd(splat__stream_cmd(&t->stream), &t->r, &t->scene, &t->bufs, n, &t->grads, 0);
     T_OK(splat__stream_sync(&t->stream, SPLAT_SYNC_COMMIT_AND_WAIT, &err), &err);
     splat_scene got;
