@@ -272,11 +272,6 @@ typedef enum budget_kind {
     BUDGET_BELOW_BASE,  /* nothing grows */
 } budget_kind;
 
-/* One refine at `step` on a crafted scene of n Gaussians (every one built to be kept, cloned, split
- * or pruned by a wide margin) under a budget of kind bk: the GPU must produce the reference's rows
- * in the reference's order, with the Adam moments of survivors moved along and those of new rows
- * zero. in_place: the arrays have room for three times the rows, so the refine moves them in
- * place (densify_compact), in chunks of a random few rows, across whose borders rows move. */
 /* How a densify case's arrays are made: with the rows alone (a refine allocates new arrays),
  * with room for three times the rows (in place, in chunks of a few rows), or with the rows alone
  * on a device that reports its free memory, whose first new parameter buffer then fails as out of
@@ -285,6 +280,11 @@ typedef enum budget_kind {
  * leave an error behind. */
 typedef enum densify_mode { DENSIFY_FRESH, DENSIFY_IN_PLACE, DENSIFY_ROOM_FAILS, DENSIFY_SCRATCH_FAILS } densify_mode;
 
+/* One refine at `step` on a crafted scene of n Gaussians (every one built to be kept, cloned, split
+ * or pruned by a wide margin) under a budget of kind bk, its arrays made as `mode` says: the GPU
+ * must produce the reference's rows in the reference's order, with the Adam moments of survivors
+ * moved along and those of new rows zero. In place, the refine moves the rows within the arrays
+ * (densify_compact), in chunks of a random few rows, across whose borders rows move. */
 static void densify_case(kfix *f, uint32_t step, budget_kind bk, densify_mode mode)
 {
     bool in_place = mode == DENSIFY_IN_PLACE || mode == DENSIFY_SCRATCH_FAILS;
