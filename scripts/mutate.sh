@@ -190,8 +190,14 @@ mut project_bwd_culled_word shaders/project_bwd.glsl raster_ \
     'return r < rows && (culled[r / 32u] & (1u << (r % 32u))) == 0u;' \
     'return r < rows && (culled[0] & (1u << (r % 32u))) == 0u;'
 mut tile_sort_gather_last_missed shaders/tile_sort.comp raster_ \
-    'for (uint p = r.x + tid; p < r.y; p += WG) gauss_sorted[p] = gauss_of_emit[vals[p]];' \
-    'for (uint p = r.x + tid; p + 1u < r.y; p += WG) gauss_sorted[p] = gauss_of_emit[vals[p]];'
+    'if (p0 + u * WG < n) gauss_sorted[r.x + p0 + u * WG] = g[u];' \
+    'if (p0 + u * WG + 1u < n) gauss_sorted[r.x + p0 + u * WG] = g[u];'
+mut tile_sort_move_stride shaders/tile_sort.comp raster_ \
+    'if (p0 + u * WG < m) s_key[p0 + u * WG] = k[u], s_val[p0 + u * WG] = v[u];' \
+    'if (p0 + u * WG < m) s_key[p0 + u] = k[u], s_val[p0 + u] = v[u];'
+mut tile_sort_gather_shared_long shaders/tile_sort.comp raster_ \
+    'g[u] = gauss_of_emit[P <= CAP ? s_val[p] : vals[r.x + p]];' \
+    'g[u] = gauss_of_emit[s_val[p]];'
 mut tile_sort_gather_single_missed shaders/tile_sort.comp raster_ \
     'if (GATHER != 0u && n == 1u && gl_LocalInvocationIndex == 0u)' \
     'if (GATHER != 0u && n == 2u && gl_LocalInvocationIndex == 0u)'

@@ -14,6 +14,7 @@
 // GATHER (training): then each entry's Gaussian, gauss_of_emit[value], is written beside it, so
 // that both rasterize stages read it in place rather than through the emission index, once each
 // per entry (forward-only renders sort the Gaussians themselves).
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "render_types.h"
 
@@ -35,6 +36,10 @@ layout(constant_id = 1) const uint GATHER = 0u;
 shared uint s_key[CAP];
 shared uint s_val[CAP];
 
+// Entries a thread moves between memory and shared memory at a time: every load of a round is
+// issued before any store waits on one (one trip to memory where a loop of single moves made 8).
+const uint MOVE = 8u;
+
 bool later(uint ka, uint va, uint kb, uint vb) { return ka > kb || (ka == kb && va > vb); }
 
 // Comparator q of a step: the pair (lo, hi) for stride d at merge level k (mirrored when d is
@@ -54,7 +59,16 @@ void block_pass(uint r0, uint n, uint base, uint span, bool whole, uint k)
 {
     uint tid = gl_LocalInvocationIndex;
     uint m = min(span, n - base);
-    for (uint p = tid; p < m; p += WG) s_key[p] = keys[r0 + base + p], s_val[p] = vals[r0 + base + p];
+    for (uint p0 = tid; p0 < m; p0 += MOVE * WG) {
+        uint k[MOVE], v[MOVE];
+        [[unroll]] for (uint u = 0u; u < MOVE; u++) {
+            uint p = min(p0 + u * WG, m - 1u);
+            k[u] = keys[r0 + base + p];
+            v[u] = vals[r0 + base + p];
+        }
+        [[unroll]] for (uint u = 0u; u < MOVE; u++)
+            if (p0 + u * WG < m) s_key[p0 + u * WG] = k[u], s_val[p0 + u * WG] = v[u];
+    }
     barrier();
     for (uint kk = whole ? 2u : k; kk <= (whole ? span : k); kk <<= 1u) {
         for (uint d = min(kk, span) >> 1u; d > 0u; d >>= 1u) {
@@ -102,7 +116,16 @@ void main()
         }
         for (uint b = 0u; b < blocks; b++) block_pass(r.x, n, b * CAP, span, false, k);
     }
-    // (block_pass ends with the barrier that makes its writes of vals visible here)
+    // (block_pass ends with the barrier that makes its writes of vals visible here; a run of one
+    // block still has them in shared memory, where they are read from)
     if (GATHER != 0u)
-        for (uint p = r.x + tid; p < r.y; p += WG) gauss_sorted[p] = gauss_of_emit[vals[p]];
+        for (uint p0 = tid; p0 < n; p0 += MOVE * WG) {
+            uint g[MOVE];
+            [[unroll]] for (uint u = 0u; u < MOVE; u++) {
+                uint p = min(p0 + u * WG, n - 1u);
+                g[u] = gauss_of_emit[P <= CAP ? s_val[p] : vals[r.x + p]];
+            }
+            [[unroll]] for (uint u = 0u; u < MOVE; u++)
+                if (p0 + u * WG < n) gauss_sorted[r.x + p0 + u * WG] = g[u];
+        }
 }
