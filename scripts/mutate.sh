@@ -36,6 +36,15 @@ mut quad_rect_half shaders/render_common.glsl raster_ \
 mut quad_bwd_cull_corner shaders/rasterize_bwd.comp raster_ \
     'keep = may_blend(geom, conic.xyz, geom.xy - c_hi, geom.xy - c_lo);' \
     'keep = may_blend(geom, conic.xyz, geom.xy - c_hi, geom.xy - c_hi);'
+mut loss_fwd_halo_channel shaders/loss_fwd.comp train_loss \
+    's_x[k] = hx[u][c];' \
+    's_x[k] = hx[u][0];'
+mut loss_fwd_halo_mask shaders/loss_fwd.comp train_loss \
+    'if (!has_mask || mask_at(base + pi)) {' \
+    'if (true) {'
+mut loss_bwd_halo_map shaders/loss_bwd.comp train_loss \
+    'if (k < S * S) s_m[k] = vec3(hm[u][0][c], hm[u][1][c], hm[u][2][c]);' \
+    'if (k < S * S) s_m[k] = vec3(hm[u][0][c], hm[u][1][c], hm[u][1][c]);'
 mut quads_bit_wrong shaders/rasterize_bwd.comp raster_ \
     'if (k == 0u) atomicOr(quads[e], 1u << quad);' \
     'if (k == 0u) atomicOr(quads[e], 1u << (quad & 1u));'

@@ -2,6 +2,7 @@
 // Loss, second pass: dL/dx per pixel. The L1 part is local; the SSIM part gathers, from every
 // valid window that covers the pixel, the window weight times the derivative with respect to
 // the window's moments (maps from loss_fwd): G * d_mu + 2 x (G * d_xx) + y (G * d_xy).
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "train_types.h"
 #include "train_common.glsl"
@@ -18,6 +19,7 @@ layout(std430, binding = LOSS_MASKS) readonly buffer Masks { uint masks[]; };   
 layout(push_constant) uniform Push { splat_train_push pc; };
 
 const uint T = 16u, R = 5u, S = 26u;
+const uint HALO = (S * S + 255u) / 256u; // halo pixels a thread loads
 shared vec3 s_m[S * S];          // the three maps of one channel
 shared vec3 s_h[S * T];
 
@@ -42,17 +44,23 @@ void main()
     float n_ssim = has_mask ? float(slots[pc.slot].n_centres) * 3.0
                             : W >= 11u && H >= 11u ? float(W - 10u) * float(H - 10u) * 3.0 : 0.0;
     vec3 grad = n_pix > 0.0 ? (1.0 - lambda) / n_pix * sign(x - y) : vec3(0.0);
+    // The three maps of the tile and its halo, all channels, loaded once and all at once (HALO
+    // pixels a thread); each channel below takes its values from registers.
+    vec3 hm[HALO][3]; // [pixel][map], a channel per component; 0 at windows not counted
+    [[unroll]] for (uint u = 0u; u < HALO; u++) {
+        uint k = tid + 256u * u, ly = k / S, lx = k - ly * S;
+        int gx = int(org.x + lx) - int(R), gy = int(org.y + ly) - int(R);
+        hm[u][0] = vec3(0.0), hm[u][1] = vec3(0.0), hm[u][2] = vec3(0.0);
+        if (n_ssim > 0.0 && k < S * S && gx >= 0 && gy >= 0 && gx < int(W) && gy < int(H)) {
+            uint pi = uint(gy) * W + uint(gx);
+            hm[u][0] = maps[3u * pi].xyz, hm[u][1] = maps[3u * pi + 1u].xyz, hm[u][2] = maps[3u * pi + 2u].xyz;
+        }
+    }
     for (uint c = 0u; c < 3u && n_ssim > 0.0; c++) {
         barrier();
-        for (uint k = tid; k < S * S; k += 256u) {
-            uint ly = k / S, lx = k - ly * S;
-            int gx = int(org.x + lx) - int(R), gy = int(org.y + ly) - int(R);
-            vec3 m = vec3(0.0);
-            if (gx >= 0 && gy >= 0 && gx < int(W) && gy < int(H)) {
-                uint pi = uint(gy) * W + uint(gx);
-                m = vec3(maps[3u * pi][c], maps[3u * pi + 1u][c], maps[3u * pi + 2u][c]);  // 0 at windows not counted
-            }
-            s_m[k] = m;
+        [[unroll]] for (uint u = 0u; u < HALO; u++) {
+            uint k = tid + 256u * u;
+            if (k < S * S) s_m[k] = vec3(hm[u][0][c], hm[u][1][c], hm[u][2][c]);
         }
         barrier();
         for (uint k = tid; k < S * T; k += 256u) {

@@ -7,6 +7,7 @@
 // centre no window; the squared error over every pixel is summed too (full-image PSNR).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "train_types.h"
 #include "train_common.glsl"
@@ -23,6 +24,7 @@ layout(std430, binding = LOSS_MASKS) readonly buffer Masks { uint masks[]; };   
 layout(push_constant) uniform Push { splat_train_push pc; };
 
 const uint T = 16u, R = 5u, S = 26u;  // tile, window radius, tile + halo
+const uint HALO = (S * S + 255u) / 256u; // halo pixels a thread loads
 shared float s_x[S * S], s_y[S * S];
 shared float s_h[5u * S * T];         // horizontal window sums of x, y, x^2, y^2, xy
 shared vec4 s_sum[64];          // per subgroup (subgroups of at least 4)
@@ -54,21 +56,30 @@ void main()
     // Valid window centres: the whole 11x11 window inside the image, its centre counting.
     bool centre = inside && counts && W >= 11u && H >= 11u && q.x >= R && q.y >= R && q.x + R < W && q.y + R < H;
     vec3 d_mu = vec3(0.0), d_xx = vec3(0.0), d_xy = vec3(0.0);
+    // The tile and its halo, all three channels, loaded once and all at once (HALO pixels a
+    // thread): the channels below take their values from registers, not from three more rounds
+    // of loads each waiting on the one before.
+    vec3 hx[HALO], hy[HALO];
+    [[unroll]] for (uint u = 0u; u < HALO; u++) {
+        uint k = tid + 256u * u, ly = k / S, lx = k - ly * S;
+        int gx = int(org.x + lx) - int(R), gy = int(org.y + ly) - int(R);
+        hx[u] = vec3(0.0), hy[u] = vec3(0.0);
+        if (k < S * S && gx >= 0 && gy >= 0 && gx < int(W) && gy < int(H)) {
+            uint pi = uint(gy) * W + uint(gx);
+            if (!has_mask || mask_at(base + pi)) {
+                hx[u] = out_rgbt[pi].rgb;
+                hy[u] = gt_pixel(pixels[base + pi], bg);
+            }
+        }
+    }
     for (uint c = 0u; c < 3u; c++) {
         barrier();
-        for (uint k = tid; k < S * S; k += 256u) {
-            uint ly = k / S, lx = k - ly * S;
-            int gx = int(org.x + lx) - int(R), gy = int(org.y + ly) - int(R);
-            float xv = 0.0, yv = 0.0;
-            if (gx >= 0 && gy >= 0 && gx < int(W) && gy < int(H)) {
-                uint pi = uint(gy) * W + uint(gx);
-                if (!has_mask || mask_at(base + pi)) {
-                    xv = out_rgbt[pi][c];
-                    yv = gt_pixel(pixels[base + pi], bg)[c];
-                }
+        [[unroll]] for (uint u = 0u; u < HALO; u++) {
+            uint k = tid + 256u * u;
+            if (k < S * S) {
+                s_x[k] = hx[u][c];
+                s_y[k] = hy[u][c];
             }
-            s_x[k] = xv;
-            s_y[k] = yv;
         }
         barrier();
         for (uint k = tid; k < S * T; k += 256u) {
