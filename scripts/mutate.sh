@@ -45,6 +45,15 @@ mut loss_fwd_halo_mask shaders/loss_fwd.comp train_loss \
 mut loss_bwd_halo_map shaders/loss_bwd.comp train_loss \
     'if (k < S * S) s_m[k] = vec3(hm[u][0][c], hm[u][1][c], hm[u][2][c]);' \
     'if (k < S * S) s_m[k] = vec3(hm[u][0][c], hm[u][1][c], hm[u][1][c]);'
+mut adam_quad_v_as_m shaders/adam.comp train_adam \
+    'vec4 p = p_sh4[e], m = m_sh4[mq], v = m_sh4[mq + SH_QUADS];' \
+    'vec4 p = p_sh4[e], m = m_sh4[mq], v = m_sh4[mq];'
+mut adam_quad_lr_head shaders/adam.comp train_adam \
+    'float lr = k < 3u ? slots[pc.slot].lr_head[SPLAT_GROUP_SH]' \
+    'float lr = k < 4u ? slots[pc.slot].lr_head[SPLAT_GROUP_SH]'
+mut adam_quad_threads_short shaders/train_types.h train_adam \
+    '#define SPLAT_ADAM_THREADS (SPLAT_PARAM_FLOATS - 48 + 12)' \
+    '#define SPLAT_ADAM_THREADS (SPLAT_PARAM_FLOATS - 48 + 11)'
 mut quads_bit_wrong shaders/rasterize_bwd.comp raster_ \
     'if (k == 0u) atomicOr(quads[e], 1u << quad);' \
     'if (k == 0u) atomicOr(quads[e], 1u << (quad & 1u));'
@@ -247,7 +256,7 @@ mut refines_in_place_uncounted src/train/strategy_default.c cli_train_refine_in_
     '        m->refines_in_place += res.in_place;' \
     '        m->refines_in_place += 0;'
 mut adam_nonfinite_unflagged shaders/adam.comp train_nonfinite \
-    'if (isnan(np) || isinf(np)) atomicOr(params_bad, 1u);' \
+    'if (isnan(p[j]) || isinf(p[j])) atomicOr(params_bad, 1u);' \
     'if (false) atomicOr(params_bad, 1u);'
 mut train_sh_record_unflagged src/train/ring.c train_ \
     '.sh_record = true,' \

@@ -1,8 +1,9 @@
 #version 450
 // Adam over every parameter group in one dispatch (docs/TRAIN.md), one thread per parameter
-// element, so that neighbouring threads touch neighbouring floats: the groups of core/params.h
-// are laid end to end (means 3N, log-scales 3N, quaternions 4N, opacities N, SH 48N) and each
-// thread finds its group by range. Moments live beside each group as [N][2][width] (m then v).
+// element, and per 16-byte quad of the SH rows (81 % of the bytes, moved with a quarter of the
+// loads), so that neighbouring threads touch neighbouring memory: the groups of core/params.h
+// are laid end to end (means 3N, log-scales 3N, quaternions 4N, opacities N, SH 12N quads) and
+// each thread finds its group by range. Moments live beside each group as [N][2][width] (m then v).
 // SH coefficients above the active degree have zero gradients and zero moments, so skipping
 // them changes nothing. Selective (gsplat's visible_adam): a Gaussian the step culled keeps its
 // parameters and its moments. With SH_RECORD (training's pipeline) the SH gradients come as
@@ -11,6 +12,7 @@
 // A parameter it writes NaN or Inf sets the gate buffer's second word (SPLAT_GATE_BYTES), which
 // the next step reports: training's forward reads the SH of the Gaussians it draws only, so this
 // is where a culled Gaussian's bad coefficient shows.
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "train_types.h"
 
@@ -27,6 +29,11 @@ layout(std430, binding = ADAM_GATE) buffer Gate { uint gate; uint params_bad; };
     layout(std430, binding = ADAM_GRADS + i) readonly buffer G_##name { float g_##name[]; };       \
     layout(std430, binding = ADAM_MOMENTS + i) buffer M_##name { float m_##name[]; };
 SPLAT_PARAM_GROUPS(DECLARE)
+// The SH group again, by quads (sh_quad).
+const uint SH_QUADS = 12u; // a row's 48 floats
+layout(std430, binding = ADAM_PARAMS + SPLAT_GROUP_SH) buffer P_sh4 { vec4 p_sh4[]; };
+layout(std430, binding = ADAM_GRADS + SPLAT_GROUP_SH) readonly buffer G_sh4 { vec4 g_sh4[]; };
+layout(std430, binding = ADAM_MOMENTS + SPLAT_GROUP_SH) buffer M_sh4 { vec4 m_sh4[]; };
 // Element k of row gi's SH gradient (coefficient k / 3, channel k % 3) from its record: the one
 // product, rounded once.
 float sh_record_grad(uint gi, uint k)
@@ -48,24 +55,50 @@ float step_one(float p, float g, inout float m, inout float v, float step_size, 
 }
 
 // Element e of group i: its row gi and column k, the moments' index, the learning rate of the
-// column (head or rest), and for SH rows the active-degree cut.
+// column (head or rest). The SH group is not stepped here but by sh_quad, below.
 #define UPDATE(i, name, NAME, width, head, LRH, LRR, flags)                                \
-    if (e < uint(width) * n) {                                                                     \
-        uint gi = e / uint(width), k = e - gi * uint(width);                                       \
-        if ((flags & SPLAT_GROUP_FLAG_SH) != 0u && k / 3u >= n_active) return;                          \
-        if (selective && radii[gi].x == 0.0) return;                                                                          \
-        float lr = (head == width || k < uint(head)) ? slots[pc.slot].lr_head[i] : slots[pc.slot].lr_rest[i]; \
-        uint mi = 2u * gi * uint(width) + k;                                                       \
-        float m = m_##name[mi], v = m_##name[mi + uint(width)];                                    \
-        float g = (flags & SPLAT_GROUP_FLAG_SH) != 0u && SH_RECORD != 0u ? sh_record_grad(gi, k) : g_##name[e]; \
-        float np = step_one(p_##name[e], g, m, v, lr / bias1, bias2);                              \
-        if (isnan(np) || isinf(np)) atomicOr(params_bad, 1u);                                      \
-        p_##name[e] = np;                                                                          \
-        m_##name[mi] = m;                                                                          \
-        m_##name[mi + uint(width)] = v;                                                            \
-        return;                                                                                    \
-    }                                                                                              \
-    e -= uint(width) * n;
+    if ((flags & SPLAT_GROUP_FLAG_SH) == 0u) {                                                     \
+        if (e < uint(width) * n) {                                                                 \
+            uint gi = e / uint(width), k = e - gi * uint(width);                                   \
+            if (selective && radii[gi].x == 0.0) return;                                           \
+            float lr = (head == width || k < uint(head)) ? slots[pc.slot].lr_head[i] : slots[pc.slot].lr_rest[i]; \
+            uint mi = 2u * gi * uint(width) + k;                                                   \
+            float m = m_##name[mi], v = m_##name[mi + uint(width)];                                \
+            float np = step_one(p_##name[e], g_##name[e], m, v, lr / bias1, bias2);                \
+            if (isnan(np) || isinf(np)) atomicOr(params_bad, 1u);                                  \
+            p_##name[e] = np;                                                                      \
+            m_##name[mi] = m;                                                                      \
+            m_##name[mi + uint(width)] = v;                                                        \
+            return;                                                                                \
+        }                                                                                          \
+        e -= uint(width) * n;                                                                      \
+    }
+
+// The SH rows by quads: thread e steps elements 4q..4q+3 of row gi (q = e % 12) with 16-byte
+// loads and stores of the row, its moments and (without records) its gradients. Each element's
+// arithmetic is the one above; coefficients above the active degree are stored back as loaded.
+void sh_quad(uint e, uint n, uint n_active, float bias1, float bias2, bool selective)
+{
+    uint gi = e / SH_QUADS, q = e - gi * SH_QUADS, k0 = 4u * q;
+    if (gi >= n || k0 / 3u >= n_active) return;
+    if (selective && radii[gi].x == 0.0) return;
+    uint mq = 2u * SH_QUADS * gi + q; // m's quad; v's is SH_QUADS further
+    vec4 p = p_sh4[e], m = m_sh4[mq], v = m_sh4[mq + SH_QUADS];
+    vec4 g = SH_RECORD != 0u ? vec4(0.0) : g_sh4[e];
+    [[unroll]] for (uint j = 0u; j < 4u; j++) {
+        uint k = k0 + j;
+        if (k / 3u >= n_active) continue;
+        float lr = k < 3u ? slots[pc.slot].lr_head[SPLAT_GROUP_SH] : slots[pc.slot].lr_rest[SPLAT_GROUP_SH];
+        float gk = SH_RECORD != 0u ? sh_record_grad(gi, k) : g[j];
+        float mj = m[j], vj = v[j];
+        p[j] = step_one(p[j], gk, mj, vj, lr / bias1, bias2);
+        m[j] = mj, v[j] = vj;
+        if (isnan(p[j]) || isinf(p[j])) atomicOr(params_bad, 1u);
+    }
+    p_sh4[e] = p;
+    m_sh4[mq] = m;
+    m_sh4[mq + SH_QUADS] = v;
+}
 
 void main()
 {
@@ -76,4 +109,5 @@ void main()
     bool selective = (pc.flags & SPLAT_ADAM_SELECTIVE) != 0u;
     if (gate != 0u) return;
     SPLAT_PARAM_GROUPS(UPDATE)
+    sh_quad(e, n, n_active, bias1, bias2, selective);
 }

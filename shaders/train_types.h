@@ -262,6 +262,8 @@ SPLAT_STRUCT(splat_budget_push)
 #define ADAM_BINDINGS (ADAM_VISIBLE + 1)
 /* adam's push flags: only the Gaussians this step rendered (radius not 0) move */
 #define SPLAT_ADAM_SELECTIVE 1u
+/* Adam's threads per Gaussian: one per element of every group but SH, one per quad of SH's 48 */
+#define SPLAT_ADAM_THREADS (SPLAT_PARAM_FLOATS - 48 + 12)
 
 /* densify_apply.comp: the decisions and their scans, then every group's rows and moments, from
  * the old arrays to the new ones */

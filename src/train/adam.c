@@ -14,5 +14,5 @@ void splat__adam_record(splat_cmd *c, const splat_train_pipes *p, const splat_ad
         v[ADAM_MOMENTS + g] = SPLAT_VIEW(a->moments->group[g]);
     }
     splat__cmd_dispatch_1d(c, a->sh_record ? &p->adam_sh_record : &p->adam, v, ADAM_BINDINGS, &pc, sizeof pc,
-                           (uint64_t)a->n * SPLAT_PARAM_FLOATS);
+                           (uint64_t)a->n * SPLAT_ADAM_THREADS);
 }
