@@ -229,17 +229,23 @@ mut scratch_retry_error_left src/train/strategy_default.c train_densify \
     'SPLAT_MEM_DEVICE, &tried);' \
     'SPLAT_MEM_DEVICE, err);'
 mut compact_gather_shifted shaders/densify_compact.comp train_densify \
-    '        uint s = ROW * (final_row(row) - base);' \
-    '        uint s = ROW * (final_row(row) - base + 1u);'
+    'scratch[(seg) + (final_row(row) - base) * (width) + k] = arr[(width) * row + k];' \
+    'scratch[(seg) + (final_row(row) - base + 1u) * (width) + k] = arr[(width) * row + k];'
 mut compact_pruned_kept shaders/densify_compact.comp train_densify \
     'bool survives(uint i) { return i >= pc.n || n_keep[i] != 0u; }' \
     'bool survives(uint i) { return true; }'
 mut compact_scatter_short shaders/densify_compact.comp train_densify \
-    '        uint count = final_row(last) - base;' \
-    '        uint count = final_row(last) - base - 1u;'
+    'uint count = final_row(last) - base; //' \
+    'uint count = final_row(last) - base - 1u; //'
 mut compact_second_moment_left shaders/densify_compact.comp train_densify \
-    '    for (uint k = 0u; k < 2u * uint(width); k++) mv_##name[2u * uint(width) * row + k] = scratch[s + mo + k]; \' \
-    '    for (uint k = 0u; k < uint(width); k++) mv_##name[2u * uint(width) * row + k] = scratch[s + mo + k]; \'
+    'move_float(mv_##name, 2u * uint(width), e, seg);' \
+    'move_float(mv_##name, uint(width), e, seg);'
+mut compact_segment_overlap shaders/densify_compact.comp train_densify \
+    'e -= pc.rows * uint(width), seg += pc.rows * uint(width);' \
+    'e -= pc.rows * uint(width), seg += pc.rows;'
+mut compact_float_dropped shaders/densify_compact.comp train_densify \
+    'arr[(width) * (base + j) + k] = scratch[(seg) + j * (width) + k];' \
+    'if (k > 0u) arr[(width) * (base + j) + k] = scratch[(seg) + j * (width) + k];'
 mut apply_in_place_survivors_written shaders/densify_apply.comp train_densify \
     'if (n_keep[i] != 0u && pc.append_at == 0u) copy_row(i, off_keep[i], true);' \
     'if (n_keep[i] != 0u) copy_row(i, off_keep[i], true);'

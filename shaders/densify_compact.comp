@@ -12,47 +12,56 @@ layout(local_size_x = 128) in;
 layout(std430, binding = DENSIFY_COMPACT_TOTALS) readonly buffer Totals { uint total_keep; uint total_clone; uint total_split; };
 layout(std430, binding = DENSIFY_COMPACT_OFF_KEEP) readonly buffer OffKeep { uint off_keep[]; };  // exclusive scan
 layout(std430, binding = DENSIFY_COMPACT_KEEP) readonly buffer Keep { uint n_keep[]; };
-layout(std430, binding = DENSIFY_COMPACT_SCRATCH) buffer Scratch { float scratch[]; };  // [rows, 3 SPLAT_PARAM_FLOATS]
+layout(std430, binding = DENSIFY_COMPACT_SCRATCH) buffer Scratch { float scratch[]; };  // by group: [rows, width] parameters, [rows, 2 width] moments
 #define DECLARE(G, name, NAME, width, head, LRH, LRR, flags)                                          \
     layout(std430, binding = DENSIFY_COMPACT_PARAMS + G) buffer P_##name { float p_##name[]; };       \
     layout(std430, binding = DENSIFY_COMPACT_MOMENTS + G) buffer M_##name { float mv_##name[]; };
 SPLAT_PARAM_GROUPS(DECLARE)
 layout(push_constant) uniform Push { splat_compact_push pc; };
 
-const uint ROW = 3u * uint(SPLAT_PARAM_FLOATS); // a scratch row: every group's parameters, then moments
+// One thread a float: the chunk's floats are taken group by group, parameters then moments (each
+// a segment of the scratch, pc.rows rows of its width), row by row, so that neighbouring threads
+// read and write neighbouring floats and each waits on one load. (A thread a row, moving its 177
+// floats one after the other, made each refine in place about 7 ms on the H100 at 900k rows,
+// docs/PERFORMANCE.md.)
+#define SEGMENT(G, name, NAME, width, head, LRH, LRR, flags)                                         \
+    if (e < pc.rows * uint(width)) {                                                                 \
+        move_float(p_##name, uint(width), e, seg);                                                    \
+        return;                                                                                       \
+    }                                                                                                 \
+    e -= pc.rows * uint(width), seg += pc.rows * uint(width);                                         \
+    if (e < pc.rows * 2u * uint(width)) {                                                            \
+        move_float(mv_##name, 2u * uint(width), e, seg);                                              \
+        return;                                                                                       \
+    }                                                                                                 \
+    e -= pc.rows * 2u * uint(width), seg += pc.rows * 2u * uint(width);
 
 // The final row of row i, and whether it survives.
 uint final_row(uint i) { return i < pc.n ? off_keep[i] : total_keep + (i - pc.n); }
 bool survives(uint i) { return i >= pc.n || n_keep[i] != 0u; }
 
-#define TO_SCRATCH(G, name, NAME, width, head, LRH, LRR, flags)                                      \
-    for (uint k = 0u; k < uint(width); k++) scratch[s + po + k] = p_##name[uint(width) * row + k];    \
-    for (uint k = 0u; k < 2u * uint(width); k++) scratch[s + mo + k] = mv_##name[2u * uint(width) * row + k]; \
-    po += uint(width);                                                                                \
-    mo += 2u * uint(width);
-#define FROM_SCRATCH(G, name, NAME, width, head, LRH, LRR, flags)                                    \
-    for (uint k = 0u; k < uint(width); k++) p_##name[uint(width) * row + k] = scratch[s + po + k];    \
-    for (uint k = 0u; k < 2u * uint(width); k++) mv_##name[2u * uint(width) * row + k] = scratch[s + mo + k]; \
-    po += uint(width);                                                                                \
-    mo += 2u * uint(width);
+// Float k of slot j of a segment of `width` floats a row (e = j width + k), starting at seg in
+// the scratch. Phase 0: slot j is the chunk's row first + j, and goes to the scratch slot of its
+// final row; phase 1: slot j is the chunk's final row base + j, and comes back from it.
+#define move_float(arr, width, e, seg)                                                              \
+    {                                                                                               \
+        uint j = (e) / (width), k = (e) - j * (width);                                              \
+        if (pc.phase == 0u) {                                                                       \
+            uint row = pc.first + j;                                                                \
+            if (row < last && survives(row)) scratch[(seg) + (final_row(row) - base) * (width) + k] = arr[(width) * row + k]; \
+        } else if (j < count) {                                                                     \
+            arr[(width) * (base + j) + k] = scratch[(seg) + j * (width) + k];                       \
+        }                                                                                           \
+    }
 
 void main()
 {
-    uint t = splat_global_id();
+    uint e = splat_global_id();
     uint end = pc.n + total_clone + total_split;
     uint last = min(pc.first + pc.rows, end);
     if (pc.first >= last) return;
     uint base = final_row(pc.first);
-    uint po = 0u, mo = uint(SPLAT_PARAM_FLOATS);
-    if (pc.phase == 0u) {
-        uint row = pc.first + t;
-        if (row >= last || !survives(row)) return;
-        uint s = ROW * (final_row(row) - base);
-        SPLAT_PARAM_GROUPS(TO_SCRATCH)
-    } else {
-        uint count = final_row(last) - base;
-        if (t >= count) return;
-        uint row = base + t, s = ROW * t;
-        SPLAT_PARAM_GROUPS(FROM_SCRATCH)
-    }
+    uint count = final_row(last) - base; // (phase 1) the final rows the chunk's survivors fill
+    uint seg = 0u;
+    SPLAT_PARAM_GROUPS(SEGMENT)
 }

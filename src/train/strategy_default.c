@@ -283,7 +283,9 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
         for (uint64_t first = 0; first < grown; first += rows)
             for (uint32_t phase = 0; phase < 2; phase++) {
                 splat_compact_push cp = {.n = n, .first = (uint32_t)first, .rows = rows, .phase = phase};
-                splat__cmd_dispatch_1d(c, &job->pipes->compact, compact, DENSIFY_COMPACT_BINDINGS, &cp, sizeof cp, rows);
+                /* a thread a float of the chunk's rows */
+                splat__cmd_dispatch_1d(c, &job->pipes->compact, compact, DENSIFY_COMPACT_BINDINGS, &cp, sizeof cp,
+                                       (uint64_t)rows * 3 * SPLAT_PARAM_FLOATS);
                 splat__cmd_barrier(c);
             }
         /* waited for, as the passes below are: callers read and free buffers after a refine */
