@@ -84,6 +84,12 @@ mut fwd_prefetch_same_batch shaders/rasterize_fwd.comp raster_ \
 mut bwd_prefetch_shifted shaders/rasterize_bwd.comp raster_ \
     'next_g = gauss_sorted[b_start - 1u - tid];' \
     'next_g = gauss_sorted[b_start - tid];'
+mut project_sh_dir_last_dropped shaders/project_bwd.glsl raster_ \
+    'if (k < n_coeffs) d_dir += dY[k] * dot(sh_row(tid, k), d_raw);' \
+    'if (k + 1u < n_coeffs) d_dir += dY[k] * dot(sh_row(tid, k), d_raw);'
+mut project_sh_colour_first_dropped shaders/project_bwd.glsl raster_ \
+    'if (k < n_coeffs) raw += Y[k] * sh_row(tid, k);' \
+    'if (k < n_coeffs && k > 0u) raw += Y[k] * sh_row(tid, k);'
 mut project_quadrant_dropped shaders/project_bwd.glsl raster_ \
     'v[u] = ((p0 + p1) + p2) + p3;' \
     'v[u] = (p0 + p1) + p2;'

@@ -213,13 +213,17 @@ uint backward(uint i, uint tid, Own o, float g[9], out float Y[16], out vec3 d_r
     sh_basis(dir, frame.sh_degree, Y);
     uint n_coeffs = (frame.sh_degree + 1u) * (frame.sh_degree + 1u);
     vec3 raw = vec3(0.5);
-    for (uint k = 0u; k < n_coeffs; k++) raw += Y[k] * sh_row(tid, k);
+    // Loops over all 16 coefficients with the count as a test, not as the bound: unrolled, Y and
+    // dY stay in registers (with a run-time bound the driver put them in local memory).
+    [[unroll]] for (uint k = 0u; k < 16u; k++)
+        if (k < n_coeffs) raw += Y[k] * sh_row(tid, k);
     d_raw = d_rgb * vec3(greaterThanEqual(raw, vec3(0.0)));
     if (frame.sh_degree > 0u) {
         vec3 dY[16];
         sh_basis_grad(dir, frame.sh_degree, dY);
         vec3 d_dir = vec3(0.0);
-        for (uint k = 1u; k < n_coeffs; k++) d_dir += dY[k] * dot(sh_row(tid, k), d_raw);
+        [[unroll]] for (uint k = 1u; k < 16u; k++)
+            if (k < n_coeffs) d_dir += dY[k] * dot(sh_row(tid, k), d_raw);
         dmu += (d_dir - dir * dot(dir, d_dir)) * inv_len;
     }
 
@@ -311,7 +315,7 @@ void main()
         barrier();
         uint a = max(my_first, c0), b = min(my_stop, c0 + cn);
         for (uint e = a; e < b; e++)
-            for (uint k = 0u; k < 9u; k++) g[k] += s_sh[9u * (e - c0) + k];
+            [[unroll]] for (uint k = 0u; k < 9u; k++) g[k] += s_sh[9u * (e - c0) + k];
     }
     barrier();
 
