@@ -269,8 +269,12 @@ static bool fd_case_init(fd_case *fc, fd_scene kind, uint32_t n, uint32_t degree
             for (int k = 0; k < 3; k++) std_px[k] = t_uniform(3, 6);
             logit = t_uniform(8, 10);
         }
-        if (kind == FD_AA && i % 4 == 1)
-            for (int k = 0; k < 3; k++) std_px[k] = t_uniform(0.1, 0.7);
+        /* under half a pixel and nearly opaque: a compensation below 0.5 that still draws (with
+         * up to 0.7 px and any opacity, one seed in 200 left a single such Gaussian visible) */
+        if (kind == FD_AA && i % 4 == 1) {
+            for (int k = 0; k < 3; k++) std_px[k] = t_uniform(0.1, 0.45);
+            logit = t_uniform(2, 8);
+        }
         if (kind == FD_AA && i % 4 == 2) {
             for (int k = 0; k < 3; k++) std_px[k] = t_uniform(0.002, 0.02);
             logit = t_uniform(4, 8);
@@ -470,7 +474,10 @@ SPLAT_TEST(ref_raster_fd_antialiased)
 {
     fd_stats st = {0};
     int low = 0, floor = 0;
-    for (uint32_t degree = 0; degree <= 3; degree++) {
+    /* rounds of one scene per SH degree, until the scenes have shown both regimes: which
+     * Gaussians draw is random, and a round now and then shows too few of one */
+    for (uint32_t round = 0, degree = 0; round < 4 && (round == 0 || low < 2 || floor < 1); degree = (degree + 1) % 4,
+                  round += degree == 0) {
         fd_case fc;
         bool ok = fd_case_init(&fc, FD_AA, 8, degree);
         for (uint32_t i = 0; ok && i < fc.scene.count; i++) {
