@@ -27,36 +27,55 @@ static void fail(const char *what, VkResult r)
     exit(1);
 }
 
-/* One row of the table: the shader's pipeline created with statistics, then its statistics. */
-static void report(VkDevice dev, VkPipelineLayout layout, const char *arg)
+/* A shader and its specialisations, from NAME[:ID=VALUE,...]; exits with a message on a name
+ * that is not embedded or a list it cannot read, so that arguments are checked before the device. */
+typedef struct spec_arg {
+    const splat__spirv *spv;
+    VkSpecializationMapEntry map[MAX_SPEC];
+    uint32_t values[MAX_SPEC], n;
+} spec_arg;
+
+static void parse(const char *arg, spec_arg *a)
 {
     char name[64];
     size_t len = strcspn(arg, ":");
     snprintf(name, sizeof name, "%.*s", (int)len, arg);
-    const splat__spirv *spv = splat__spirv_find(splat__spirv_table, name);
-    if (!spv) {
+    a->spv = splat__spirv_find(splat__spirv_table, name);
+    if (!a->spv) {
         fprintf(stderr, "bench_pipelines: no embedded shader '%s'\n", name);
         exit(1);
     }
-    VkSpecializationMapEntry map[MAX_SPEC];
-    uint32_t values[MAX_SPEC], n_spec = 0;
-    for (const char *p = arg[len] ? arg + len + 1 : NULL; p && *p && n_spec < MAX_SPEC;) {
+    a->n = 0;
+    for (const char *p = arg[len] ? arg + len + 1 : NULL; p && *p;) {
         unsigned id, value;
+        if (a->n == MAX_SPEC) {
+            fprintf(stderr, "bench_pipelines: '%s': more than %d specialisations\n", arg, MAX_SPEC);
+            exit(1);
+        }
         if (sscanf(p, "%u=%u", &id, &value) != 2) {
             fprintf(stderr, "bench_pipelines: '%s': specialisations are ID=VALUE,...\n", arg);
             exit(1);
         }
-        map[n_spec] = (VkSpecializationMapEntry){id, 4 * n_spec, 4};
-        values[n_spec++] = value;
+        a->map[a->n] = (VkSpecializationMapEntry){id, 4 * a->n, 4};
+        a->values[a->n++] = value;
         p = strchr(p, ',');
         if (p) p++;
     }
+}
+
+/* One row of the table: the shader's pipeline created with statistics, then its statistics. */
+static void report(VkDevice dev, VkPipelineLayout layout, const char *arg)
+{
+    spec_arg a;
+    parse(arg, &a);
+    const splat__spirv *spv = a.spv;
+    uint32_t n_spec = a.n;
     VkShaderModuleCreateInfo smi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = spv->size,
                                     .pCode = spv->code};
     VkShaderModule module;
     VkResult r = vkCreateShaderModule(dev, &smi, NULL, &module);
     if (r != VK_SUCCESS) fail("vkCreateShaderModule", r);
-    VkSpecializationInfo spec = {.mapEntryCount = n_spec, .pMapEntries = map, .dataSize = 4 * n_spec, .pData = values};
+    VkSpecializationInfo spec = {.mapEntryCount = n_spec, .pMapEntries = a.map, .dataSize = 4 * n_spec, .pData = a.values};
     VkComputePipelineCreateInfo cpi = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .flags = VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR,
@@ -95,6 +114,10 @@ int main(int argc, char **argv)
     uint32_t want = 0;
     int first = 1;
     if (argc > 2 && strcmp(argv[1], "--device") == 0) want = (uint32_t)atoi(argv[2]), first = 3;
+    for (int i = first; i < argc; i++) {
+        spec_arg a;
+        parse(argv[i], &a);
+    }
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_2};
     VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
     VkInstance inst;
