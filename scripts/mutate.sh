@@ -198,6 +198,24 @@ mut mcmc_scale_reg_unit src/train/strategy_mcmc.c train_mcmc \
 mut adam_no_bias2 shaders/adam.comp train_ \
     'return p - step_size * m / (sqrt(v) / bias2 + EPS);' \
     'return p - step_size * m / (sqrt(v) + EPS);'
+mut moment_m_nearest shaders/moments.glsl train_adam \
+    'uint hm = min(((um & 0x7fffffffu) + (r & 0xffffu)) >> 16u, 0x7f80u) | ((um >> 16u) & 0x8000u);' \
+    'uint hm = min(((um & 0x7fffffffu) + 0x8000u) >> 16u, 0x7f80u) | ((um >> 16u) & 0x8000u);'
+mut moment_v_share_bits shaders/moments.glsl train_adam \
+    'uint hv = min(((uv & 0x7fffffffu) + ((r >> 16u) & 0x7fffu)) >> 15u, 0xff00u);' \
+    'uint hv = min(((uv & 0x7fffffffu) + (r & 0x7fffu)) >> 15u, 0xff00u);'
+mut moment_v_unpacked_shift shaders/moments.glsl train_ \
+    'float moment_v(uint w) { return uintBitsToFloat((w >> 16u) << 15u); }' \
+    'float moment_v(uint w) { return uintBitsToFloat((w >> 16u) << 16u); }'
+mut moment_word_group shaders/adam.comp train_adam \
+    'moment_pack(m, v, pcg_hash(pcg_hash(h_step ^ e) ^ (SPLAT_MOMENT_RNG_K + 4u * i)));' \
+    'moment_pack(m, v, pcg_hash(pcg_hash(h_step ^ e) ^ SPLAT_MOMENT_RNG_K));'
+mut moment_word_sh_lane shaders/adam.comp train_adam \
+    'mw[j] = moment_pack(mj, vj, pcg_hash(h_quad ^ (SPLAT_MOMENT_RNG_K + 4u * SPLAT_GROUP_SH + j)));' \
+    'mw[j] = moment_pack(mj, vj, pcg_hash(h_quad ^ (SPLAT_MOMENT_RNG_K + 4u * SPLAT_GROUP_SH)));'
+mut ckpt_v1_v_from_m src/train/checkpoint.c cli_checkpoint_version1 \
+    'moment_pack_nearest(mv[2 * i * w + j], mv[(2 * i + 1) * w + j]);' \
+    'moment_pack_nearest(mv[2 * i * w + j], mv[2 * i * w + j]);'
 mut adam_sh_record_channel shaders/adam.comp train_ \
     'return g_sh[b + coeff] * g_sh[b + SPLAT_SH_RECORD_D_RAW + (k - 3u * coeff)];' \
     'return g_sh[b + coeff] * g_sh[b + SPLAT_SH_RECORD_D_RAW];'

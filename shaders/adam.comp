@@ -3,7 +3,9 @@
 // element, and per 16-byte quad of the SH rows (81 % of the bytes, moved with a quarter of the
 // loads), so that neighbouring threads touch neighbouring memory: the groups of core/params.h
 // are laid end to end (means 3N, log-scales 3N, quaternions 4N, opacities N, SH 12N quads) and
-// each thread finds its group by range. Moments live beside each group as [N][2][width] (m then v).
+// each thread finds its group by range. Moments are a word per element, [N][width] like the
+// parameters (train_types.h, SPLAT_MOMENT_WORDS): the step runs in float on the unpacked m and v,
+// which are then stored rounded stochastically to 16 bits each (moments.glsl).
 // SH coefficients above the active degree have zero gradients and zero moments, so skipping
 // them changes nothing. Selective (gsplat's visible_adam): a Gaussian the step culled keeps its
 // parameters and its moments. With SH_RECORD (training's pipeline) the SH gradients come as
@@ -15,6 +17,8 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "train_types.h"
+#include "rng.glsl"
+#include "moments.glsl"
 
 layout(local_size_x = 256) in;
 // A specialization, not a push flag: behind a flag Adam took 0.571 ms at bonsai 30k on the
@@ -23,17 +27,17 @@ layout(constant_id = 0) const uint SH_RECORD = 0u;
 
 layout(std430, binding = ADAM_SLOTS) readonly buffer Slots { splat_train_slot slots[]; };
 layout(std430, binding = ADAM_GATE) buffer Gate { uint gate; uint params_bad; };  // SPLAT_GATE_BYTES
-// Per group: parameters [N,width], gradients [N,width], moments [N,2,width].
+// Per group: parameters [N,width], gradients [N,width], moments [N,width] (a word each).
 #define DECLARE(i, name, NAME, width, head, LRH, LRR, flags)                                \
     layout(std430, binding = ADAM_PARAMS + i) buffer P_##name { float p_##name[]; };               \
     layout(std430, binding = ADAM_GRADS + i) readonly buffer G_##name { float g_##name[]; };       \
-    layout(std430, binding = ADAM_MOMENTS + i) buffer M_##name { float m_##name[]; };
+    layout(std430, binding = ADAM_MOMENTS + i) buffer M_##name { uint m_##name[]; };
 SPLAT_PARAM_GROUPS(DECLARE)
 // The SH group again, by quads (sh_quad).
 const uint SH_QUADS = 12u; // a row's 48 floats
 layout(std430, binding = ADAM_PARAMS + SPLAT_GROUP_SH) buffer P_sh4 { vec4 p_sh4[]; };
 layout(std430, binding = ADAM_GRADS + SPLAT_GROUP_SH) readonly buffer G_sh4 { vec4 g_sh4[]; };
-layout(std430, binding = ADAM_MOMENTS + SPLAT_GROUP_SH) buffer M_sh4 { vec4 m_sh4[]; };
+layout(std430, binding = ADAM_MOMENTS + SPLAT_GROUP_SH) buffer M_sh4 { uvec4 m_sh4[]; };
 // Element k of row gi's SH gradient (coefficient k / 3, channel k % 3) from its record: the one
 // product, rounded once.
 float sh_record_grad(uint gi, uint k)
@@ -43,6 +47,9 @@ float sh_record_grad(uint gi, uint k)
 }
 layout(std430, binding = ADAM_VISIBLE) readonly buffer Radii { vec2 radii[]; };  // [N] 0: culled this step
 layout(push_constant) uniform Push { splat_train_push pc; };
+
+// pcg_hash(step): the first link of every rounding word's rng_word(step, i, k)
+uint h_step;
 
 const float B1 = float(SPLAT_ADAM_B1), B2 = float(SPLAT_ADAM_B2), EPS = float(SPLAT_ADAM_EPS);
 
@@ -62,13 +69,12 @@ float step_one(float p, float g, inout float m, inout float v, float step_size, 
             uint gi = e / uint(width), k = e - gi * uint(width);                                   \
             if (selective && radii[gi].x == 0.0) return;                                           \
             float lr = (head == width || k < uint(head)) ? slots[pc.slot].lr_head[i] : slots[pc.slot].lr_rest[i]; \
-            uint mi = 2u * gi * uint(width) + k;                                                   \
-            float m = m_##name[mi], v = m_##name[mi + uint(width)];                                \
+            uint mw = m_##name[e];                                                                 \
+            float m = moment_m(mw), v = moment_v(mw);                                              \
             float np = step_one(p_##name[e], g_##name[e], m, v, lr / bias1, bias2);                \
             if (isnan(np) || isinf(np)) atomicOr(params_bad, 1u);                                  \
             p_##name[e] = np;                                                                      \
-            m_##name[mi] = m;                                                                      \
-            m_##name[mi + uint(width)] = v;                                                        \
+            m_##name[e] = moment_pack(m, v, pcg_hash(pcg_hash(h_step ^ e) ^ (SPLAT_MOMENT_RNG_K + 4u * i))); \
             return;                                                                                \
         }                                                                                          \
         e -= uint(width) * n;                                                                      \
@@ -82,22 +88,22 @@ void sh_quad(uint e, uint n, uint n_active, float bias1, float bias2, bool selec
     uint gi = e / SH_QUADS, q = e - gi * SH_QUADS, k0 = 4u * q;
     if (gi >= n || k0 / 3u >= n_active) return;
     if (selective && radii[gi].x == 0.0) return;
-    uint mq = 2u * SH_QUADS * gi + q; // m's quad; v's is SH_QUADS further
-    vec4 p = p_sh4[e], m = m_sh4[mq], v = m_sh4[mq + SH_QUADS];
+    vec4 p = p_sh4[e];
+    uvec4 mw = m_sh4[e];
     vec4 g = SH_RECORD != 0u ? vec4(0.0) : g_sh4[e];
+    uint h_quad = pcg_hash(h_step ^ e);
     [[unroll]] for (uint j = 0u; j < 4u; j++) {
         uint k = k0 + j;
         if (k / 3u >= n_active) continue;
         float lr = k < 3u ? slots[pc.slot].lr_head[SPLAT_GROUP_SH] : slots[pc.slot].lr_rest[SPLAT_GROUP_SH];
         float gk = SH_RECORD != 0u ? sh_record_grad(gi, k) : g[j];
-        float mj = m[j], vj = v[j];
+        float mj = moment_m(mw[j]), vj = moment_v(mw[j]);
         p[j] = step_one(p[j], gk, mj, vj, lr / bias1, bias2);
-        m[j] = mj, v[j] = vj;
+        mw[j] = moment_pack(mj, vj, pcg_hash(h_quad ^ (SPLAT_MOMENT_RNG_K + 4u * SPLAT_GROUP_SH + j)));
         if (isnan(p[j]) || isinf(p[j])) atomicOr(params_bad, 1u);
     }
     p_sh4[e] = p;
-    m_sh4[mq] = m;
-    m_sh4[mq + SH_QUADS] = v;
+    m_sh4[e] = mw;
 }
 
 void main()
@@ -108,6 +114,7 @@ void main()
     float bias1 = slots[pc.slot].bias1, bias2 = slots[pc.slot].bias2;
     bool selective = (pc.flags & SPLAT_ADAM_SELECTIVE) != 0u;
     if (gate != 0u) return;
+    h_step = pcg_hash(slots[pc.slot].step);
     SPLAT_PARAM_GROUPS(UPDATE)
     sh_quad(e, n, n_active, bias1, bias2, selective);
 }

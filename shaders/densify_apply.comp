@@ -20,12 +20,13 @@ layout(std430, binding = DENSIFY_APPLY_OFF_SPLIT) readonly buffer OffSplit { uin
 layout(std430, binding = DENSIFY_APPLY_KEEP) readonly buffer Keep { uint n_keep[]; };
 layout(std430, binding = DENSIFY_APPLY_CLONE) readonly buffer Clone { uint n_clone[]; };
 layout(std430, binding = DENSIFY_APPLY_SPLIT) readonly buffer Split { uint n_split[]; };
-// Per group of core/params.h: the old and the new parameters [N,width] and moments [N,2,width].
+// Per group of core/params.h: the old and the new parameters [N,width] and moments [N,width
+// SPLAT_MOMENT_WORDS] (words, moved as they are).
 #define DECLARE(G, name, NAME, width, head, LRH, LRR, flags)                                                  \
     layout(std430, binding = DENSIFY_APPLY_SRC_PARAMS + G) readonly buffer SP_##name { float s_##name[]; };  \
-    layout(std430, binding = DENSIFY_APPLY_SRC_MOMENTS + G) readonly buffer SM_##name { float s_mv_##name[]; }; \
+    layout(std430, binding = DENSIFY_APPLY_SRC_MOMENTS + G) readonly buffer SM_##name { uint s_mv_##name[]; };  \
     layout(std430, binding = DENSIFY_APPLY_DST_PARAMS + G) writeonly buffer DP_##name { float d_##name[]; }; \
-    layout(std430, binding = DENSIFY_APPLY_DST_MOMENTS + G) writeonly buffer DM_##name { float d_mv_##name[]; };
+    layout(std430, binding = DENSIFY_APPLY_DST_MOMENTS + G) writeonly buffer DM_##name { uint d_mv_##name[]; };
 SPLAT_PARAM_GROUPS(DECLARE)
 layout(push_constant) uniform Push { splat_apply_push pc; };
 
@@ -34,8 +35,9 @@ layout(push_constant) uniform Push { splat_apply_push pc; };
     if (writes(G))                                                                                      \
         for (uint k = 0u; k < uint(width); k++) d_##name[uint(width) * dst + k] = s_##name[uint(width) * src + k]; \
     if (writes(SPLAT_APPLY_MOMENTS + G))                                                                \
-        for (uint k = 0u; k < 2u * uint(width); k++)                                                     \
-            d_mv_##name[2u * uint(width) * dst + k] = moments ? s_mv_##name[2u * uint(width) * src + k] : 0.0;
+        for (uint k = 0u; k < SPLAT_MOMENT_WORDS * uint(width); k++)                                     \
+            d_mv_##name[SPLAT_MOMENT_WORDS * uint(width) * dst + k] =                                   \
+                moments ? s_mv_##name[SPLAT_MOMENT_WORDS * uint(width) * src + k] : 0u;
 bool writes(uint bit) { return (pc.outputs & (1u << bit)) != 0u; }
 void copy_row(uint src, uint dst, bool moments)
 {

@@ -3,7 +3,7 @@
 // survivor to its final row (docs/TRAIN.md's order: survivors, then the new rows), a chunk of
 // rows at a time through a scratch. A survivor never moves down (its final row is at most its
 // row), so when the chunks run in order, phase 0 of a chunk reads rows no earlier chunk has
-// written, and phase 1 writes rows no later chunk reads. The values move unchanged.
+// written, and phase 1 writes rows no later chunk reads. The values move unchanged, as words.
 #include "common.glsl"
 #include "train_types.h"
 
@@ -12,10 +12,10 @@ layout(local_size_x = 128) in;
 layout(std430, binding = DENSIFY_COMPACT_TOTALS) readonly buffer Totals { uint total_keep; uint total_clone; uint total_split; };
 layout(std430, binding = DENSIFY_COMPACT_OFF_KEEP) readonly buffer OffKeep { uint off_keep[]; };  // exclusive scan
 layout(std430, binding = DENSIFY_COMPACT_KEEP) readonly buffer Keep { uint n_keep[]; };
-layout(std430, binding = DENSIFY_COMPACT_SCRATCH) buffer Scratch { float scratch[]; };  // by group: [rows, width] parameters, [rows, 2 width] moments
+layout(std430, binding = DENSIFY_COMPACT_SCRATCH) buffer Scratch { uint scratch[]; };  // by group: [rows, width] parameters, [rows, SPLAT_MOMENT_WORDS width] moments
 #define DECLARE(G, name, NAME, width, head, LRH, LRR, flags)                                          \
-    layout(std430, binding = DENSIFY_COMPACT_PARAMS + G) buffer P_##name { float p_##name[]; };       \
-    layout(std430, binding = DENSIFY_COMPACT_MOMENTS + G) buffer M_##name { float mv_##name[]; };
+    layout(std430, binding = DENSIFY_COMPACT_PARAMS + G) buffer P_##name { uint p_##name[]; };        \
+    layout(std430, binding = DENSIFY_COMPACT_MOMENTS + G) buffer M_##name { uint mv_##name[]; };
 SPLAT_PARAM_GROUPS(DECLARE)
 layout(push_constant) uniform Push { splat_compact_push pc; };
 
@@ -30,11 +30,11 @@ layout(push_constant) uniform Push { splat_compact_push pc; };
         return;                                                                                       \
     }                                                                                                 \
     e -= pc.rows * uint(width), seg += pc.rows * uint(width);                                         \
-    if (e < pc.rows * 2u * uint(width)) {                                                            \
-        move_float(mv_##name, 2u * uint(width), e, seg);                                              \
+    if (e < pc.rows * SPLAT_MOMENT_WORDS * uint(width)) {                                            \
+        move_float(mv_##name, SPLAT_MOMENT_WORDS * uint(width), e, seg);                              \
         return;                                                                                       \
     }                                                                                                 \
-    e -= pc.rows * 2u * uint(width), seg += pc.rows * 2u * uint(width);
+    e -= pc.rows * SPLAT_MOMENT_WORDS * uint(width), seg += pc.rows * SPLAT_MOMENT_WORDS * uint(width);
 
 // The final row of row i, and whether it survives.
 uint final_row(uint i) { return i < pc.n ? off_keep[i] : total_keep + (i - pc.n); }

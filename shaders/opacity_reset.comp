@@ -5,7 +5,7 @@
 
 layout(local_size_x = 256) in;
 layout(std430, binding = OPACITY_RESET_OPACITIES) buffer Opac { float opacities[]; };
-layout(std430, binding = OPACITY_RESET_MOMENTS) buffer MVOpac { float mv_opac[]; };  // [N,2]
+layout(std430, binding = OPACITY_RESET_MOMENTS) buffer MVOpac { uint mv_opac[]; };  // [N,SPLAT_MOMENT_WORDS]
 layout(push_constant) uniform Push { splat_train_push pc; };
 
 void main()
@@ -14,6 +14,5 @@ void main()
     if (i >= pc.n) return;
     const float logit_001 = -4.59511985013459;  // log(0.01 / 0.99)
     opacities[i] = min(opacities[i], logit_001);
-    mv_opac[2u * i] = 0.0;
-    mv_opac[2u * i + 1u] = 0.0;
+    for (uint k = 0u; k < SPLAT_MOMENT_WORDS; k++) mv_opac[SPLAT_MOMENT_WORDS * i + k] = 0u;
 }

@@ -17,6 +17,17 @@
 #define SPLAT_ADAM_B1 0.9
 #define SPLAT_ADAM_B2 0.999
 #define SPLAT_ADAM_EPS 1e-15
+/* Adam's moments (docs/TRAIN.md, "Adam's moments in 16 bits"): one 32-bit word per parameter
+ * float, m as a bfloat16 in the low half and v (never negative) as bits 30..15 of its float in
+ * the high half, each rounded stochastically by the word rng_word(step, i, SPLAT_MOMENT_RNG_K + 4
+ * group + j) (rng.glsl; step 0-based), i the element's index in its group and j = 0, or in the SH
+ * group i the index of its quad (4 i + j the element's, j < 4): its low 16 bits decide m's
+ * rounding, bits 16..30 v's. A zero word is zero
+ * moments, so zeroing and moving moments is zeroing and moving words. Every buffer of moments
+ * holds SPLAT_MOMENT_WORDS words a parameter float (rows of moments: SPLAT_MOMENT_WORDS times the
+ * parameters' rows). */
+#define SPLAT_MOMENT_WORDS 1u
+#define SPLAT_MOMENT_RNG_K 16u
 
 /* gsplat's MCMCStrategy (docs/TRAIN.md, "MCMC"; src/ref/ref_train.h has the reference's names) */
 #define SPLAT_MCMC_MIN_OPACITY 0.005
@@ -281,7 +292,7 @@ SPLAT_STRUCT(splat_budget_push)
 #define DENSIFY_APPLY_BINDINGS (DENSIFY_APPLY_DST_MOMENTS + SPLAT_GROUP_COUNT)
 
 /* densify_compact.comp: the survivors' decisions and scan, every group's rows and moments, and a
- * scratch of splat_compact_push.rows rows of SPLAT_PARAM_FLOATS + 2 SPLAT_PARAM_FLOATS floats */
+ * scratch of splat_compact_push.rows rows of (1 + SPLAT_MOMENT_WORDS) SPLAT_PARAM_FLOATS words */
 #define DENSIFY_COMPACT_TOTALS 0
 #define DENSIFY_COMPACT_OFF_KEEP 1
 #define DENSIFY_COMPACT_KEEP 2

@@ -362,6 +362,76 @@ SPLAT_TEST(cli_empty_scene)
     free(out);
 }
 
+/* A version 1 checkpoint (Adam's moments as float rows m, v: [n][2][width]) still resumes: one is
+ * made from a version 2 checkpoint by unpacking its words of moments (train_types.h) here; the
+ * resume packs them back, to nearest, which gives the same words, so both resumes (10 steps
+ * further, refines among them) must write the same PLY to the bit. */
+SPLAT_TEST(cli_checkpoint_version1)
+{
+    const char *dir = cli_demo("demo", 32, 8);
+    if (!dir) return;
+    char a[600], b[600], c[600], v1[800], args[2400], path[800], *out;
+    snprintf(a, sizeof a, "%s", splat_test_path("a"));
+    snprintf(b, sizeof b, "%s", splat_test_path("b"));
+    snprintf(c, sizeof c, "%s", splat_test_path("c"));
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 20 --refine-start 5 --refine-every 5 --checkpoint-every 20 -q --no-renders",
+             dir, a);
+    T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/checkpoint.ckpt", a);
+    splat_section *secs;
+    uint32_t n_sec;
+    splat_error err = {0};
+    T_OK(splat__ckpt_read(path, &secs, &n_sec, &err), &err);
+    uint32_t unpacked = 0;
+    for (uint32_t k = 0; k < n_sec; k++) {
+        if (strcmp(secs[k].name, "meta") == 0) {
+            uint32_t one = 1;
+            memcpy(secs[k].data, &one, 4); /* the version, the meta's first field */
+        }
+        for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
+            char name[40];
+            snprintf(name, sizeof name, "adam.%s", splat__groups[g].name);
+            if (strcmp(secs[k].name, name) != 0) continue;
+            uint64_t w = splat__groups[g].width, rows = secs[k].size / 4 / w;
+            const uint32_t *words = secs[k].data;
+            float *mv = malloc(rows * w * 8 + 8);
+            T_REQUIRE(mv);
+            for (uint64_t i = 0; i < rows; i++)
+                for (uint64_t j = 0; j < w; j++) {
+                    uint32_t um = words[i * w + j] << 16, uv = (words[i * w + j] >> 16) << 15;
+                    memcpy(&mv[2 * i * w + j], &um, 4);
+                    memcpy(&mv[(2 * i + 1) * w + j], &uv, 4);
+                }
+            free(secs[k].data);
+            secs[k].data = mv, secs[k].size = rows * w * 8;
+            unpacked++;
+        }
+    }
+    T_CHECK(unpacked == SPLAT_GROUP_COUNT, "%u sections of moments found", unpacked);
+    snprintf(v1, sizeof v1, "%s/v1.ckpt", a);
+    T_OK(splat__ckpt_write(v1, secs, n_sec, &err), &err);
+    splat__ckpt_free(secs, n_sec);
+    splat_scene got[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args, "train '%s' -o '%s' --steps 30 --refine-start 5 --refine-every 5 --resume '%s' -q --no-renders",
+                 dir, k ? c : b, k ? v1 : path);
+        int rc = run_cli(args, &out);
+        T_CHECK(rc == 0, "resume from version %d: exit %d: %s", k ? 1 : 2, rc, out);
+        free(out);
+        char ply[800];
+        snprintf(ply, sizeof ply, "%s/point_cloud.ply", k ? c : b);
+        T_OK(splat_scene_load_ply(ply, &got[k], &err), &err);
+    }
+    T_CHECK(got[0].count == got[1].count, "%u Gaussians against %u", got[0].count, got[1].count);
+    uint64_t differ = 0;
+    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT && got[0].count == got[1].count; g++)
+        differ += memcmp(splat__scene_group_c(&got[0], g), splat__scene_group_c(&got[1], g),
+                         (uint64_t)got[0].count * splat__groups[g].width * 4) != 0;
+    T_CHECK(differ == 0, "%llu groups differ between the resumes from versions 1 and 2", (unsigned long long)differ);
+    splat_scene_free(&got[0]), splat_scene_free(&got[1]);
+}
+
 /* The output folder is checked before any work: a file in its place, or a folder that cannot be
  * made, is an error naming it and nothing is trained (it once trained the whole run, then failed
  * to save). */
@@ -913,9 +983,12 @@ static double unlimited_peak(const char *dir, const char *out, uint32_t seed, co
 /* A run that outgrows a GPU which does not report its memory budget (SPLAT_MEM_LIMIT just under
  * the peak of the same run without it, SPLAT_MEM_BUDGET_UNKNOWN=1: the strategies cannot see the
  * limit coming), with either strategy: exit 1 with the allocation that failed, the step, the count
- * and a --max-gaussians to go on with, naming the last checkpoint; no point_cloud.ply; and the
- * command it suggests, under the same limit, finishes within the cap (for MCMC, whose failed adding
- * leaves the model as it was, the count it failed at). A limit that is not a size is refused. */
+ * and a --max-gaussians to go on with (for MCMC, whose failed adding leaves the model as it was,
+ * the count it failed at), naming the last checkpoint where it holds no more than that; no
+ * point_cloud.ply; and the command it suggests (the resume, or a fresh start where the checkpoint
+ * holds more), under the same limit, finishes within the cap. The limit is 0.9 of the peak, 0.97
+ * for MCMC, whose refines grow the model by 5 %: lower, its first refine's scratch beside the
+ * initial points fails, before any adding. A limit that is not a size is refused. */
 SPLAT_TEST(cli_train_out_of_memory)
 {
     const char *dir = cli_demo("demo", 32, 8);
@@ -930,7 +1003,7 @@ SPLAT_TEST(cli_train_out_of_memory)
                  "--no-renders -q", strategies[k]);
         double peak = unlimited_peak(dir, a, seed, run, NULL);
         T_REQUIRE(peak > 0, "no peak in %s/metrics.json", a);
-        double limit = 0.9 * peak / 1048576.0;
+        double limit = (k ? 0.97 : 0.9) * peak / 1048576.0;
         printf("  %s, seed %u: peak %.0f bytes, limit %.4f MiB\n", strategies[k], seed, peak, limit);
 
         char env[96];
@@ -943,19 +1016,25 @@ SPLAT_TEST(cli_train_out_of_memory)
         unsigned cap = 0, at = 0, from = 0;
         const char *g = strstr(out, ", at ");
         if (g) sscanf(g, ", at %u Gaussians", &at);
-        T_CHECK(hint && sscanf(hint, "--max-gaussians %u", &cap) == 1 && cap > 0 && (k ? cap == at : cap < at), "the hint: %s",
-                out);
-        const char *go = strstr(out, "go on from step ");
-        T_CHECK(go && sscanf(go, "go on from step %u", &from) == 1 && from > 0 && from % 20 == 0 && from < 60 &&
-                    strstr(out, "/checkpoint.ckpt"),
+        T_CHECK(hint && sscanf(hint, "--max-gaussians %u", &cap) == 1 && cap > 0 && (k ? cap == at : cap < at), "the hint: %s", out);
+        const char *go = strstr(out, "go on from step "), *again = strstr(out, "start again: the checkpoint of step ");
+        unsigned held = 0;
+        T_CHECK(go ? sscanf(go, "go on from step %u", &from) == 1 && from > 0 && from % 20 == 0 && from < 60 &&
+                         strstr(out, "/checkpoint.ckpt")
+                   : again && sscanf(again, "start again: the checkpoint of step %u holds %u", &from, &held) == 2 &&
+                         from % 20 == 0 && held > cap,
                 "no checkpoint named: %s", out);
+        bool fresh = !go;
         free(out);
         snprintf(path, sizeof path, "%s/point_cloud.ply", b);
         T_CHECK(!exists(path), "a failed run wrote %s", path);
         if (!cap || !from) continue;
 
-        snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s --max-gaussians %u --resume '%s/checkpoint.ckpt'", dir,
-                 b, seed, run, cap, b);
+        if (fresh)
+            snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s --max-gaussians %u", dir, b, seed, run, cap);
+        else
+            snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s --max-gaussians %u --resume '%s/checkpoint.ckpt'",
+                     dir, b, seed, run, cap, b);
         rc = run_cli_env(env, args, &out);
         T_CHECK(rc == 0, "%s, the suggested resume: exit %d: %s", strategies[k], rc, out);
         free(out);
@@ -963,7 +1042,7 @@ SPLAT_TEST(cli_train_out_of_memory)
         splat_error err = {0};
         if (rc != 0) continue;
         T_OK(splat_scene_load_ply(path, &s, &err), &err);
-        printf("  failed at %u Gaussians; resumed from step %u with --max-gaussians %u: %u\n", at, from, cap, s.count);
+        printf("  failed at %u Gaussians; %s step %u with --max-gaussians %u: %u\n", at, fresh ? "started again, the checkpoint of" : "resumed from", from, cap, s.count);
         T_CHECK(s.count <= cap, "%s: %u Gaussians, cap %u", strategies[k], s.count, cap);
         splat_scene_free(&s);
     }
@@ -1016,7 +1095,7 @@ SPLAT_TEST(cli_train_refine_in_place_same_bits)
 }
 
 /* A run that outgrows a GPU which reports its budget (SPLAT_MEM_LIMIT at a random 80-95 % of the
- * peak of the same run without it), with either strategy: the strategy stops growing the model
+ * peak of the same run without it, 88-95 % for MCMC), with either strategy: the strategy stops growing the model
  * where its next refine would not fit, the run finishes (exit 0) within the limit, warns once with
  * the step and the count, records both in metrics.json, and writes a scene that loads, with fewer
  * Gaussians than the run without the limit. */
@@ -1030,7 +1109,9 @@ SPLAT_TEST(cli_train_memory_full)
         snprintf(a, sizeof a, "%s", splat_test_path(k ? "mcmc-a" : "a"));
         snprintf(b, sizeof b, "%s", splat_test_path(k ? "mcmc-b" : "b"));
         uint32_t seed = (uint32_t)(splat__rng_u64(splat_test_rng()) % 1000000);
-        double f = 0.8 + 0.15 * (double)(splat__rng_u64(splat_test_rng()) % 1000) / 1000.0;
+        /* MCMC from 88 %: its first refine's scratch beside the initial points needs about 84 % of
+         * its peak, and a run that cannot start is cli_train_out_of_memory's case */
+        double lo = k ? 0.88 : 0.8, f = lo + (0.95 - lo) * (double)(splat__rng_u64(splat_test_rng()) % 1000) / 1000.0;
         snprintf(run, sizeof run, "--strategy %s --steps 100 --refine-start 10 --refine-every 10 --no-renders -q",
                  strategies[k]);
         double count = 0, peak = unlimited_peak(dir, a, seed, run, &count);

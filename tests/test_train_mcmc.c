@@ -48,14 +48,14 @@ static double normal(void) { return splat__rng_normal(splat_test_rng()); }
 static double sigmoid(double x) { return 1 / (1 + exp(-x)); }
 
 /* n random Gaussians, `dead` of every 100 dead (some exactly at the dead logit, some a float
- * above it), the others' opacities spread over (0.005, 1); moments [2n] random. */
+ * above it), the others' opacities spread over (0.005, 1); moments [SPLAT_MOMENT_WORDS n] random. */
 static bool random_model(splat_scene *s, splat_scene *mom, uint32_t n, uint32_t dead)
 {
     splat_error err = {0};
-    if (splat_scene_init(s, n, &err) != SPLAT_OK || splat_scene_init(mom, 2 * n, &err) != SPLAT_OK) return false;
+    if (splat_scene_init(s, n, &err) != SPLAT_OK || splat_scene_init(mom, SPLAT_MOMENT_WORDS * n, &err) != SPLAT_OK) return false;
     s->count = n;
     s->sh_degree = 3;
-    mom->count = 2 * n;
+    mom->count = SPLAT_MOMENT_WORDS * n;
     float edge = (float)log(0.005 / 0.995);
     for (uint32_t i = 0; i < n; i++) {
         for (int k = 0; k < 3; k++) s->means[i * 3 + k] = (float)(3 * normal()), s->log_scales[i * 3 + k] = (float)t_uniform(-6, 0);
@@ -67,7 +67,7 @@ static bool random_model(splat_scene *s, splat_scene *mom, uint32_t n, uint32_t 
     }
     for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
         float *m = *splat__scene_group(mom, g);
-        for (uint64_t e = 0; e < 2ull * n * splat__groups[g].width; e++) m[e] = (float)t_uniform(-1, 1);
+        for (uint64_t e = 0; e < (uint64_t)SPLAT_MOMENT_WORDS * n * splat__groups[g].width; e++) m[e] = (float)t_uniform(-1, 1);
     }
     return true;
 }
@@ -76,7 +76,7 @@ static bool upload(splat_gpu *g, splat_scene_gpu *p, splat_scene_gpu *m, const s
 {
     splat_error err = {0};
     bool ok = splat__scene_gpu_init(g, p, "params", s->count, false, &err) == SPLAT_OK &&
-              splat__scene_gpu_init(g, m, "adam", 2 * s->count, false, &err) == SPLAT_OK &&
+              splat__scene_gpu_init(g, m, "adam", SPLAT_MOMENT_WORDS * s->count, false, &err) == SPLAT_OK &&
               splat__scene_gpu_upload(g, p, s, &err) == SPLAT_OK && splat__scene_gpu_upload(g, m, mom, &err) == SPLAT_OK;
     if (!ok) splat_test_fail(__FILE__, __LINE__, "upload:", "%s", err.msg);
     return ok;
@@ -86,8 +86,8 @@ static bool download(splat_gpu *g, const splat_scene_gpu *p, splat_scene_gpu *m,
 {
     splat_error err = {0};
     memset(s, 0, sizeof *s), memset(mom, 0, sizeof *mom);
-    m->count = 2 * n;
-    bool ok = splat_scene_init(s, n, &err) == SPLAT_OK && splat_scene_init(mom, 2 * n, &err) == SPLAT_OK &&
+    m->count = SPLAT_MOMENT_WORDS * n;
+    bool ok = splat_scene_init(s, n, &err) == SPLAT_OK && splat_scene_init(mom, SPLAT_MOMENT_WORDS * n, &err) == SPLAT_OK &&
               splat__scene_gpu_download(g, p, s, &err) == SPLAT_OK && splat__scene_gpu_download(g, m, mom, &err) == SPLAT_OK;
     if (!ok) splat_test_fail(__FILE__, __LINE__, "download:", "%s", err.msg);
     s->sh_degree = 3;
@@ -103,13 +103,14 @@ static bool rows_equal(const splat_scene *a, uint32_t i, const splat_scene *b, u
     return same;
 }
 
-/* Moments of row i of a and row j of b (each [2 rows, width] per group): equal, or a's all zero. */
+/* Moments of row i of a and row j of b (each [SPLAT_MOMENT_WORDS rows, width] per group): equal, or a's all zero. */
 static bool moments_row(const splat_scene *a, uint32_t i, const splat_scene *b, uint32_t j, bool zero)
 {
     for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
         uint32_t w = splat__groups[g].width;
-        const float *x = splat__scene_group_c(a, g) + 2ull * w * i, *y = splat__scene_group_c(b, g) + 2ull * w * j;
-        for (uint32_t k = 0; k < 2 * w; k++)
+        const float *x = splat__scene_group_c(a, g) + (uint64_t)SPLAT_MOMENT_WORDS * w * i,
+                    *y = splat__scene_group_c(b, g) + (uint64_t)SPLAT_MOMENT_WORDS * w * j;
+        for (uint32_t k = 0; k < SPLAT_MOMENT_WORDS * w; k++)
             if (zero ? x[k] != 0.0f : x[k] != y[k]) return false;
     }
     return true;

@@ -754,7 +754,8 @@ static int cmd_train(int argc, char **argv)
     /* The loop's control points: between runs, each ending at a checkpoint, a --save-every PLY,
      * the end, or a request of run control (which interrupts the run at a step boundary). */
     int stop_signal = 0;
-    uint32_t ckpt_step = 0, fail_step = 0, fail_count = 0; /* the last checkpoint written; where the run failed */
+    /* the last checkpoint written and its count; where the run failed */
+    uint32_t ckpt_step = 0, ckpt_count = 0, fail_step = 0, fail_count = 0;
     bool ran = false;
     if (st == SPLAT_OK) runctl_attach(&rc, t);
     while (st == SPLAT_OK && splat_trainer_step(t) < steps) {
@@ -776,7 +777,7 @@ static int cmd_train(int argc, char **argv)
         if (step == until && ckpt_every && (step % ckpt_every == 0 || step == steps)) {
             snprintf(path, sizeof path, "%s/checkpoint.ckpt", out);
             st = splat_trainer_save(t, path, &err);
-            if (st == SPLAT_OK) ckpt_step = step;
+            if (st == SPLAT_OK) ckpt_step = step, ckpt_count = splat_trainer_count(t);
         }
         if (st == SPLAT_OK && step == until && save_every && step % save_every == 0) {
             char name[64];
@@ -862,15 +863,21 @@ static int cmd_train(int argc, char **argv)
         fail(&err);
         if (ran && err.status == SPLAT_ERR_OUT_OF_DEVICE_MEMORY) {
             /* The model outgrew the GPU: say where, and how to go on within it. MCMC's failed adding
-             * leaves the model as it was, so its count is a cap that fits; the default strategy's
-             * count moves both ways, and the peak of its refine holds more than the model. */
+             * leaves the model as it was, so its count is a cap that fits (unless its refine's
+             * scratch was what failed, before any adding: a gap, noted on issue 15); the default
+             * strategy's count moves both ways, and the peak of its refine holds more than the
+             * model. A checkpoint is worth going on from only where it holds no more than the cap:
+             * neither strategy removes Gaussians to meet one. */
             uint32_t n = fail_count, cap = desc.strategy == SPLAT_STRATEGY_MCMC ? n : (uint32_t)((uint64_t)n * 4 / 5);
             if (cap != n && cap >= 10000) cap -= cap % 1000;
             fprintf(stderr, "splatc: out of GPU memory after step %u of %u, at %u Gaussians; cap their number, "
                             "e.g. --max-gaussians %u",
                     fail_step, steps, n, cap ? cap : 1);
-            if (ckpt_step)
+            if (ckpt_step && ckpt_count <= cap)
                 fprintf(stderr, ", and go on from step %u with --resume %s/checkpoint.ckpt\n", ckpt_step, out);
+            else if (ckpt_step)
+                fprintf(stderr, ", and start again: the checkpoint of step %u holds %u Gaussians, more than that\n", ckpt_step,
+                        ckpt_count);
             else
                 fprintf(stderr, " (--checkpoint-every N keeps a checkpoint to go on from)\n");
         }

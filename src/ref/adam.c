@@ -14,6 +14,37 @@ void splat__ref_adam(uint64_t n, double *p, const double *g, double *m, double *
     }
 }
 
+/* x >= 0 rounded on the grid of `bits` significant bits by the share u in [0, 1); *margin as above. */
+static double round_share(double x, int bits, double u, double *margin)
+{
+    if (x == 0) {
+        *margin = 1;
+        return 0;
+    }
+    int e;
+    frexp(x, &e); /* x in [2^(e-1), 2^e) */
+    double spacing = ldexp(1.0, e - bits), below = floor(x / spacing) * spacing;
+    double s = (x - below) / spacing + u;
+    *margin = fabs(s - 1);
+    return s >= 1 ? below + spacing : below;
+}
+
+void splat__ref_moments_round(double m, double v, uint32_t r, double *m16, double *v16, double *margin)
+{
+    SPLAT_ASSERT(v >= 0);
+    double mm, mv;
+    double am = round_share(fabs(m), 8, (double)(r & 0xffffu) / 65536.0, &mm);
+    *m16 = m < 0 ? -am : am;
+    *v16 = round_share(v, 9, (double)((r >> 16) & 0x7fffu) / 32768.0, &mv);
+    *margin = fmin(mm, mv);
+}
+
+uint32_t splat__ref_moments_word(uint32_t step, uint64_t i, uint32_t group, bool sh)
+{
+    if (sh) return splat__ref_word(step, (uint32_t)(i / 4), 16 + 4 * group + (uint32_t)(i % 4));
+    return splat__ref_word(step, (uint32_t)i, 16 + 4 * group);
+}
+
 double splat__ref_means_lr(double scene_scale, uint32_t step, uint32_t max_steps)
 {
     SPLAT_ASSERT(max_steps >= 1);

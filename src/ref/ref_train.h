@@ -64,6 +64,21 @@ void splat__ref_loss_double(const double *x, const double *y, uint32_t w, uint32
  * refine or an opacity reset, as torch does: densification does not reset the step). t >= 1. */
 void splat__ref_adam(uint64_t n, double *p, const double *g, double *m, double *v, double lr, uint32_t t);
 
+/* The stored moments of docs/TRAIN.md ("Adam's moments in 16 bits"): m on the grid of 8
+ * significant bits (bfloat16), v >= 0 on the grid of 9, each rounded from the exact value by the
+ * 32-bit word r: away from zero when the value's fraction of the grid's spacing beyond the grid
+ * point below, plus r's share (m: r mod 2^16 over 2^16; v: bits 16..30 of r over 2^15), reaches 1,
+ * towards zero otherwise. *margin: the distance of the nearer of the two sums from 1, in units of
+ * the spacing, so that a caller knows when a value computed in float, with its own error, may
+ * round the other way. Normal floats' range only (no subnormals, no overflow). */
+void splat__ref_moments_round(double m, double v, uint32_t r, double *m16, double *v16, double *margin);
+
+/* The word that rounds element i of parameter group `group` at 0-based step `step`:
+ * splat__ref_word(step, i, 16 + 4 group) for the groups stepped an element at a time;
+ * for SH (`sh`), element i is element i % 4 of quad i / 4: splat__ref_word(step, i / 4, 16 + 4
+ * group + i % 4). */
+uint32_t splat__ref_moments_word(uint32_t step, uint64_t i, uint32_t group, bool sh);
+
 /* The means' learning rate at 0-based step `step`: 1.6e-4 scene_scale 0.01^(step / max_steps)
  * (gsplat's ExponentialLR with gamma = 0.01^(1 / max_steps), stepped `step` times). */
 double splat__ref_means_lr(double scene_scale, uint32_t step, uint32_t max_steps);

@@ -42,8 +42,8 @@ _Static_assert(sizeof(splat_render_push) == 16, "push layout");
 
 /* Gaussians on the GPU: a buffer of `rows` x width floats per parameter group (core/params.h),
  * reachable by index (group[SPLAT_GROUP_MEANS]) or by name (means). The gradients of a scene
- * have the same shape, and Adam's moments too with two rows per Gaussian, so they use this
- * type as well. */
+ * have the same shape, and Adam's moments too (SPLAT_MOMENT_WORDS rows per Gaussian), so they
+ * use this type as well. */
 #define SPLAT__GROUP_BUF(i, name, N, w, h, a, b, f) splat_buf name;
 typedef struct splat_scene_gpu {
     uint32_t count, capacity; /* rows in use, rows held */

@@ -32,7 +32,9 @@ typedef struct ckpt_meta {
     uint64_t seed;
 } ckpt_meta;
 
-#define CKPT_VERSION 1
+/* 2: Adam's moments a word per parameter float (train_types.h); 1 held them as float m and v
+ * rows, [n][2][width], which a resume packs, rounded to nearest. */
+#define CKPT_VERSION 2
 
 /* The state sections of a model of n Gaussians, in file order: (name, buffer, bytes). */
 typedef struct ckpt_part {
@@ -67,17 +69,37 @@ static ckpt_data data_of(const splat_trainer *t)
     return d;
 }
 
-static void ckpt_parts(splat_trainer *t, uint64_t n, ckpt_part parts[CKPT_PARTS])
+static void ckpt_parts(splat_trainer *t, uint64_t n, ckpt_part parts[CKPT_PARTS], uint32_t version)
 {
     for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
         uint64_t row = (uint64_t)splat__groups[g].width * 4;
         ckpt_part *p = &parts[g], *a = &parts[SPLAT_GROUP_COUNT + g];
         *p = (ckpt_part){.buf = &t->model.params.group[g], .bytes = n * row};
-        *a = (ckpt_part){.buf = &t->model.moments.group[g], .bytes = n * row * 2};
+        *a = (ckpt_part){.buf = &t->model.moments.group[g], .bytes = n * row * (version == 1 ? 2 : SPLAT_MOMENT_WORDS)};
         snprintf(p->name, sizeof p->name, "params.%s", splat__groups[g].name);
         snprintf(a->name, sizeof a->name, "adam.%s", splat__groups[g].name);
     }
     parts[2 * SPLAT_GROUP_COUNT] = (ckpt_part){"stats", &t->rb.stats, n * 16};
+}
+
+/* A version 1 checkpoint's m and v as a word of moments, each half rounded to nearest (ties to
+ * even; moments.glsl's layout, its saturation to infinity). */
+static uint16_t half_nearest(uint32_t mag, uint32_t cut)
+{
+    uint32_t half = 1u << (cut - 1), low = mag & ((1u << cut) - 1), h = mag >> cut;
+    if (low > half || (low == half && (h & 1))) h++;
+    return (uint16_t)h;
+}
+
+static uint32_t moment_pack_nearest(float m, float v)
+{
+    uint32_t um, uv;
+    memcpy(&um, &m, 4);
+    memcpy(&uv, &v, 4);
+    uint32_t am = um & 0x7fffffffu, av = uv & 0x7fffffffu;
+    uint32_t hm = am > 0x7f800000u ? 0x7f80u : SPLAT_MIN(half_nearest(am, 16), 0x7f80u);
+    uint32_t hv = av > 0x7f800000u ? 0xff00u : SPLAT_MIN(half_nearest(av, 15), 0xff00u);
+    return hm | ((um >> 16) & 0x8000u) | hv << 16;
 }
 
 static const char *seen_name(bool box) { return box ? "box" : "pixels"; }
@@ -90,7 +112,7 @@ splat_status splat__train_save(splat_trainer *t, const char *path, splat_error *
                       t->scene_scale, t->desc.seed};
     ckpt_data data = data_of(t);
     ckpt_part parts[CKPT_PARTS];
-    ckpt_parts(t, t->model.count, parts);
+    ckpt_parts(t, t->model.count, parts, CKPT_VERSION);
     splat_section sec[4 + CKPT_PARTS];
     memset(sec, 0, sizeof sec);
     snprintf(sec[0].name, sizeof sec[0].name, "meta");
@@ -153,7 +175,7 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
         goto done;
     }
     memcpy(&meta, m->data, sizeof meta);
-    if (meta.version != CKPT_VERSION || meta.step > meta.steps) {
+    if (meta.version < 1 || meta.version > CKPT_VERSION || meta.step > meta.steps) {
         st = splat__fail(err, SPLAT_ERR_FORMAT, "%s: checkpoint version %u, step %u of %u", path, meta.version, meta.step, meta.steps);
         goto done;
     }
@@ -221,7 +243,7 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
     scene.count = meta.count;
     scene.sh_degree = meta.sh_max;
     ckpt_part parts[CKPT_PARTS];
-    ckpt_parts(t, n, parts);
+    ckpt_parts(t, n, parts, meta.version);
     /* the parameters into a host scene (set as the model), then the state straight into its buffers */
     for (uint32_t g = 0; g < SPLAT_GROUP_COUNT && st == SPLAT_OK; g++) {
         const splat_section *s = section(path, sec, n_sec, parts[g].name, parts[g].bytes, &st, err);
@@ -236,10 +258,23 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
         if (meta.rasterize_mode == SPLAT_RASTERIZE_ANTIALIASED) t->desc.render.rasterize_mode = SPLAT_RASTERIZE_ANTIALIASED;
         st = splat__model_set(t, &scene, err);
     }
-    ckpt_parts(t, n, parts); /* the model's buffers are new */
+    ckpt_parts(t, n, parts, meta.version); /* the model's buffers are new */
     for (size_t k = SPLAT_GROUP_COUNT; k < CKPT_PARTS && st == SPLAT_OK; k++) {
         const splat_section *s = section(path, sec, n_sec, parts[k].name, parts[k].bytes, &st, err);
-        if (s) st = splat__buf_upload(t->env.gpu, parts[k].buf, 0, s->data, parts[k].bytes, err);
+        if (s && meta.version == 1 && k < 2 * SPLAT_GROUP_COUNT) {
+            uint32_t w = splat__groups[k - SPLAT_GROUP_COUNT].width;
+            uint32_t *words = splat__malloc(n * w * 4 + 4);
+            if (!words) st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
+            else {
+                const float *mv = s->data;
+                for (uint64_t i = 0; i < n; i++)
+                    for (uint32_t j = 0; j < w; j++) words[i * w + j] = moment_pack_nearest(mv[2 * i * w + j], mv[(2 * i + 1) * w + j]);
+                st = splat__buf_upload(t->env.gpu, parts[k].buf, 0, words, n * w * 4, err);
+                splat__free(words);
+            }
+        } else if (s) {
+            st = splat__buf_upload(t->env.gpu, parts[k].buf, 0, s->data, parts[k].bytes, err);
+        }
     }
     if (st == SPLAT_OK) {
         t->step = meta.step;

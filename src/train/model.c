@@ -47,7 +47,7 @@ splat_status splat__model_set(splat_trainer *t, const splat_scene *scene, splat_
     uint32_t cap = scene->count ? scene->count : 1;
     splat_status st = splat__scene_gpu_init(g, &m->params, "params", cap, false, err);
     if (st == SPLAT_OK) st = grads_init(g, &m->grads, cap, err);
-    if (st == SPLAT_OK) st = splat__scene_gpu_init(g, &m->moments, "adam", cap * 2, false, err);
+    if (st == SPLAT_OK) st = splat__scene_gpu_init(g, &m->moments, "adam", cap * SPLAT_MOMENT_WORDS, false, err);
     if (st == SPLAT_OK) st = splat__scene_gpu_upload(g, &m->params, scene, err);
     if (st != SPLAT_OK) return st;
     if (t->rb.capacity < cap) {
@@ -104,14 +104,15 @@ splat_status splat__model_nonfinite(splat_trainer *t, uint32_t step, splat_error
     splat_gpu *g = t->env.gpu;
     splat__stream_sync(t->env.stream, SPLAT_SYNC_COMMIT_AND_WAIT, NULL);
     uint64_t n = t->model.count, first = n;
-    float *rows[SPLAT_GROUP_COUNT] = {0}, *moms[SPLAT_GROUP_COUNT] = {0};
+    float *rows[SPLAT_GROUP_COUNT] = {0};
+    uint32_t *moms[SPLAT_GROUP_COUNT] = {0};
     bool ok = true;
     for (uint32_t k = 0; k < SPLAT_GROUP_COUNT && ok; k++) {
         uint32_t w = splat__groups[k].width;
         rows[k] = splat__malloc(n * w * 4 + 4);
-        moms[k] = splat__malloc(n * w * 8 + 8);
+        moms[k] = splat__malloc(n * w * 4 * SPLAT_MOMENT_WORDS + 4);
         ok = rows[k] && moms[k] && splat__buf_download(g, &t->model.params.group[k], 0, rows[k], n * w * 4, NULL) == SPLAT_OK &&
-             splat__buf_download(g, &t->model.moments.group[k], 0, moms[k], n * w * 8, NULL) == SPLAT_OK;
+             splat__buf_download(g, &t->model.moments.group[k], 0, moms[k], n * w * 4 * SPLAT_MOMENT_WORDS, NULL) == SPLAT_OK;
         for (uint64_t e = 0; ok && e < n * w && e / w < first; e++)
             if (!isfinite(rows[k][e])) first = e / w;
     }
@@ -121,7 +122,8 @@ splat_status splat__model_nonfinite(splat_trainer *t, uint32_t step, splat_error
         for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) {
             uint32_t w = splat__groups[k].width;
             describe_row(params, sizeof params, splat__groups[k].name, rows[k] + first * w, w);
-            float pair[2] = {moms[k][first * 2 * w], moms[k][first * 2 * w + w]};
+            uint32_t mw = moms[k][first * SPLAT_MOMENT_WORDS * w];
+            float pair[2] = {splat__moment_m(mw), splat__moment_v(mw)};
             describe_row(mv, sizeof mv, splat__groups[k].name, pair, 2);
         }
         snprintf(what, sizeof what, "; Gaussian %llu: %s; Adam m v of the first of each: %s", (unsigned long long)first,

@@ -220,7 +220,7 @@ splat_status splat__mcmc_refine(splat_mcmc_job *job, splat_mcmc_result *res, spl
         splat_scene_gpu *sets[2] = {job->params, job->moments};
         for (uint32_t k = 0; k < 2 * SPLAT_GROUP_COUNT && st == SPLAT_OK; k++) {
             splat_scene_gpu *s = sets[k / SPLAT_GROUP_COUNT];
-            uint32_t gi = k % SPLAT_GROUP_COUNT, per_row = s == job->moments ? 2 : 1;
+            uint32_t gi = k % SPLAT_GROUP_COUNT, per_row = s == job->moments ? SPLAT_MOMENT_WORDS : 1;
             splat_scene_gpu grown = {.capacity = per_row * rows};
             st = splat__scene_gpu_group_init(g, &grown, s == job->moments ? "adam" : "params", gi, err);
             if (st != SPLAT_OK) break;
@@ -237,7 +237,7 @@ splat_status splat__mcmc_refine(splat_mcmc_job *job, splat_mcmc_result *res, spl
         }
         if (st != SPLAT_OK) return st; /* the model keeps its rows, in buffers old and new */
         job->params->capacity = rows;
-        job->moments->capacity = 2 * rows;
+        job->moments->capacity = SPLAT_MOMENT_WORDS * rows;
     }
     splat_scene_gpu np = *job->params, nm = *job->moments;
     splat_cmd *c = splat__stream_cmd(job->stream);

@@ -155,7 +155,8 @@ typedef struct splat_model {
     uint32_t count;                           /* Gaussians */
     splat_scene_gpu params;
     splat_scene_gpu grads;                    /* SH: project_bwd's SH records (splat__grad_width) */
-    splat_scene_gpu moments;                  /* Adam m and v: two rows per Gaussian */
+    splat_scene_gpu moments;                  /* Adam m and v: SPLAT_MOMENT_WORDS rows per Gaussian, a word
+                                                 per parameter float (train_types.h) */
     /* where the device's free memory stopped the growth: the count it allowed at the latest refine
      * it bound, and the step it first did (0: never) */
     uint32_t memory_cap, memory_cap_step;
@@ -295,6 +296,22 @@ void splat__model_free(splat_gpu *g, splat_model *m);
 /* Floats per Gaussian of group k of the model's gradients: the group's width, but the SH group
  * holds project_bwd's SH records (SPLAT_BWD_SH_RECORD), which Adam turns into the gradients. */
 uint32_t splat__grad_width(uint32_t k);
+/* Adam's m and v from a word of moments (train_types.h; moments.glsl packs them). */
+static inline float splat__moment_m(uint32_t w)
+{
+    uint32_t u = w << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static inline float splat__moment_v(uint32_t w)
+{
+    uint32_t u = (w >> 16) << 15;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 /* The first Gaussian whose parameters are not finite, with its moments, in an error for `step`. */
 splat_status splat__model_nonfinite(splat_trainer *t, uint32_t step, splat_error *err);
 
