@@ -6,7 +6,12 @@
 # incrementally, `ctest -R ^<family>` runs, and the file is restored. A table of the outcomes is
 # printed; the exit status is non-zero if any mutation survived, did not apply or did not build.
 #
-#   scripts/mutate.sh [NAME_FILTER]     run the mutations whose name contains NAME_FILTER
+#   scripts/mutate.sh [NAME_FILTER]     run the mutations whose name contains NAME_FILTER (or one
+#                                       of a comma-separated list)
+#   scripts/mutate.sh --check           only check the table against the tree, without building:
+#                                       every line's text occurs exactly once in its file (the
+#                                       suite runs this: mutate_table), so a change that rewrites a
+#                                       mutated line must rewrite its mutation too
 #
 # Environment: MUTATE_DIR (the scratch folder; default a new one under /tmp, removed at the end
 # unless MUTATE_KEEP=1), MUTATE_JOBS (ctest -j, default 1), MUTATE_BASELINE=0 (skip the check that
@@ -46,8 +51,8 @@ mut loss_bwd_halo_map shaders/loss_bwd.comp train_loss \
     'if (k < S * S) s_m[k] = vec3(hm[u][0][c], hm[u][1][c], hm[u][2][c]);' \
     'if (k < S * S) s_m[k] = vec3(hm[u][0][c], hm[u][1][c], hm[u][1][c]);'
 mut adam_quad_v_as_m shaders/adam.comp train_adam \
-    'vec4 p = p_sh4[e], m = m_sh4[mq], v = m_sh4[mq + SH_QUADS];' \
-    'vec4 p = p_sh4[e], m = m_sh4[mq], v = m_sh4[mq];'
+    'float mj = moment_m(mw[j]), vj = moment_v(mw[j]);' \
+    'float mj = moment_m(mw[j]), vj = moment_m(mw[j]);'
 mut adam_quad_lr_head shaders/adam.comp train_adam \
     'float lr = k < 3u ? slots[pc.slot].lr_head[SPLAT_GROUP_SH]' \
     'float lr = k < 4u ? slots[pc.slot].lr_head[SPLAT_GROUP_SH]'
@@ -154,8 +159,8 @@ mut range_end_short shaders/ranges_fwd.comp api_ \
     'if (i + 1u == n || tile_of_isect[i + 1u] != tile) ranges[tile].y = i + 1u;' \
     'if (i + 1u == n || tile_of_isect[i + 1u] != tile) ranges[tile].y = i;'
 mut seen_box_uncounted shaders/project_bwd.glsl train_stats_seen \
-    'if (STATS != 0u && skip_updates == 0u && rad.y != 0.0) stats[i].y += 1.0;' \
-    'if (STATS != 0u && skip_updates == 0u && rad.y != 0.0) stats[i].y += 0.0;'
+    'if (STATS != 0u && skip_updates == 0u && rad.y != 0.0) stats[i] = o.st + vec4(0.0, 1.0, 0.0, 0.0);' \
+    'if (STATS != 0u && skip_updates == 0u && rad.y != 0.0) stats[i] = o.st + vec4(0.0, 0.0, 0.0, 0.0);'
 mut seen_box_no_ceil shaders/render_common.glsl train_stats_seen \
     'vec2 r = ceil(ext * sqrt(vec2(a, c)));' \
     'vec2 r = ext * sqrt(vec2(a, c));'
@@ -181,13 +186,13 @@ mut reset_no_min shaders/opacity_reset.comp train_ \
     'opacities[i] = min(opacities[i], logit_001);' \
     'opacities[i] = logit_001;'
 mut reset_keeps_moment shaders/opacity_reset.comp train_ \
-    'mv_opac[2u * i] = 0.0;' \
+    'for (uint k = 0u; k < SPLAT_MOMENT_WORDS; k++) mv_opac[SPLAT_MOMENT_WORDS * i + k] = 0u;' \
     ''
 mut aa_no_sqrt shaders/render_common.glsl raster_ \
     'float aa_compensation(float ratio) { return sqrt(max(ratio, MIN_COMP2)); }' \
     'float aa_compensation(float ratio) { return max(ratio, MIN_COMP2); }'
 mut aa_no_cov_grad shaders/project_bwd.glsl raster_ \
-    'if (ratio >= MIN_COMP2) G += (d_alpha * sigmoid(opacities[i]) * 0.5 / comp) * aa_ratio_grad(T, ratio / det0);' \
+    'if (ratio >= MIN_COMP2) G += (d_alpha * sigmoid(o.opac) * 0.5 / comp) * aa_ratio_grad(T, ratio / det0);' \
     ''
 mut aa_floor_grad shaders/project_bwd.glsl raster_ \
     'if (ratio >= MIN_COMP2) G += ' \
@@ -261,9 +266,9 @@ mut compact_pruned_kept shaders/densify_compact.comp train_densify \
 mut compact_scatter_short shaders/densify_compact.comp train_densify \
     'uint count = final_row(last) - base; //' \
     'uint count = final_row(last) - base - 1u; //'
-mut compact_second_moment_left shaders/densify_compact.comp train_densify \
-    'move_float(mv_##name, 2u * uint(width), e, seg);' \
-    'move_float(mv_##name, uint(width), e, seg);'
+mut compact_moment_words_short shaders/densify_compact.comp train_densify \
+    'move_float(mv_##name, SPLAT_MOMENT_WORDS * uint(width), e, seg);' \
+    'move_float(mv_##name, uint(width) - 1u, e, seg);'
 mut compact_segment_overlap shaders/densify_compact.comp train_densify \
     'e -= pc.rows * uint(width), seg += pc.rows * uint(width);' \
     'e -= pc.rows * uint(width), seg += pc.rows;'
@@ -277,8 +282,8 @@ mut densify_in_place_chunk_skipped src/train/strategy_default.c train_densify \
     '        for (uint64_t first = 0; first < grown; first += rows)' \
     '        for (uint64_t first = 0; first < grown; first += rows + 1)'
 mut densify_in_place_too_full src/train/strategy_default.c train_densify \
-    '    if (n > 0 && grown <= p->capacity && 2 * grown <= m->capacity) {' \
-    '    if (n > 0 && new_count <= p->capacity && 2 * new_count <= m->capacity) {'
+    '    if (n > 0 && grown <= p->capacity && SPLAT_MOMENT_WORDS * grown <= m->capacity) {' \
+    '    if (n > 0 && new_count <= p->capacity && SPLAT_MOMENT_WORDS * new_count <= m->capacity) {'
 mut compact_new_rows_shifted shaders/densify_compact.comp cli_train_refine_in_place \
     'uint final_row(uint i) { return i < pc.n ? off_keep[i] : total_keep + (i - pc.n); }' \
     'uint final_row(uint i) { return i < pc.n ? off_keep[i] : total_keep + (i - pc.n) / 2u; }'
@@ -405,6 +410,19 @@ mut cli_render_runs_eval src/cli/main.c cli_ \
     'if (strcmp(cmd, "render") == 0) return cmd_render(argc, argv);' \
     'if (strcmp(cmd, "render") == 0) return cmd_eval(argc, argv);'
 
+if [ "$filter" = --check ]; then
+    stale=0
+    for i in "${!names[@]}"; do
+        n=$(FROM=${froms[$i]} perl -0ne '$n += () = /\Q$ENV{FROM}\E/g; END { print $n + 0 }' "$root/${files[$i]}" 2>/dev/null || echo 0)
+        if [ "$n" != 1 ]; then
+            echo "${names[$i]}: its line occurs $n times in ${files[$i]}"
+            stale=1
+        fi
+    done
+    [ "$stale" = 0 ] && echo "${#names[@]} mutations, every line found once"
+    exit $stale
+fi
+
 # ------------------------------------------------------------------ the scratch copy
 scratch=${MUTATE_DIR:-$(mktemp -d /tmp/splatc-mutate.XXXXXX)}
 mkdir -p "$scratch/tree"
@@ -431,8 +449,11 @@ run_family() { # family -> ctest's status (124 on timeout); the tests that faile
 }
 
 selected=()
+IFS=, read -ra wanted <<<"$filter"
 for i in "${!names[@]}"; do
-    [ -z "$filter" ] || [[ ${names[$i]} == *"$filter"* ]] && selected+=("$i")
+    take=$([ -z "$filter" ] && echo 1)
+    for w in "${wanted[@]}"; do [[ ${names[$i]} == *"$w"* ]] && take=1; done
+    [ -n "$take" ] && selected+=("$i")
 done
 [ "${#selected[@]}" -gt 0 ] || { echo "no mutation matches '$filter'"; exit 2; }
 
