@@ -11,7 +11,8 @@ layout(local_size_x = 128) in;
 layout(std430, binding = MCMC_MOVE_DEAD) readonly buffer Dead { uint dead[]; };     // [N] 0/1
 layout(std430, binding = MCMC_MOVE_SRC) readonly buffer Src { uint src[]; };        // [threads] the samples
 layout(std430, binding = MCMC_MOVE_TOTAL) readonly buffer Total { uint total; };    // the relocation's sum of weights
-// Per group of core/params.h: the parameters [rows,width] and moments [rows,width SPLAT_MOMENT_WORDS], in place.
+// Per group of core/params.h: the parameters [rows,width] and moments [rows,width
+// SPLAT_MOMENT_WORDS], in place.
 #define DECLARE(G, name, NAME, width, head, LRH, LRR, flags)                                           \
     layout(std430, binding = MCMC_MOVE_PARAMS + G) buffer P_##name { float p_##name[]; };            \
     layout(std430, binding = MCMC_MOVE_MOMENTS + G) writeonly buffer M_##name { uint m_##name[]; };

@@ -22,10 +22,9 @@
  * the high half, each rounded stochastically by the word rng_word(step, i, SPLAT_MOMENT_RNG_K + 4
  * group + j) (rng.glsl; step 0-based), i the element's index in its group and j = 0, or in the SH
  * group i the index of its quad (4 i + j the element's, j < 4): its low 16 bits decide m's
- * rounding, bits 16..30 v's. A zero word is zero
- * moments, so zeroing and moving moments is zeroing and moving words. Every buffer of moments
- * holds SPLAT_MOMENT_WORDS words a parameter float (rows of moments: SPLAT_MOMENT_WORDS times the
- * parameters' rows). */
+ * rounding, bits 16..30 v's. A zero word is zero moments, so zeroing and moving moments is
+ * zeroing and moving words. Every buffer of moments holds SPLAT_MOMENT_WORDS words a parameter
+ * float (rows of moments: SPLAT_MOMENT_WORDS times the parameters' rows). */
 #define SPLAT_MOMENT_WORDS 1u
 #define SPLAT_MOMENT_RNG_K 16u
 
