@@ -394,6 +394,9 @@ mut eval_scale_cx_kept src/train/eval.c cli_ \
 mut eval_scale_counts_kept src/train/eval.c cli_ \
     'slot->n_pixels = n_pixels;' \
     ''
+mut cli_oom_checkpoint_above_cap src/cli/main.c cli_train_out_of_memory \
+    'if (ckpt_step && ckpt_count <= cap)' \
+    'if (ckpt_step)'
 mut cli_resume_seed_dropped src/cli/main.c cli_checkpoint_resume \
     'if (st == SPLAT_OK && resume && seed_given && splat_trainer_seed(t) != desc.seed) {' \
     'if (false) {'

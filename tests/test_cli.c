@@ -980,70 +980,85 @@ static double unlimited_peak(const char *dir, const char *out, uint32_t seed, co
     return peak;
 }
 
-/* A run that outgrows a GPU which does not report its memory budget (SPLAT_MEM_LIMIT just under
+/* A run that outgrows a GPU which does not report its memory budget (SPLAT_MEM_LIMIT a fraction of
  * the peak of the same run without it, SPLAT_MEM_BUDGET_UNKNOWN=1: the strategies cannot see the
- * limit coming), with either strategy: exit 1 with the allocation that failed, the step, the count
- * and a --max-gaussians to go on with (for MCMC, whose failed adding leaves the model as it was,
- * the count it failed at), naming the last checkpoint where it holds no more than that; no
- * point_cloud.ply; and the command it suggests (the resume, or a fresh start where the checkpoint
- * holds more), under the same limit, finishes within the cap. The limit is 0.9 of the peak, 0.97
- * for MCMC, whose refines grow the model by 5 %: lower, its first refine's scratch beside the
- * initial points fails, before any adding. A limit that is not a size is refused. */
+ * limit coming): exit 1 with the allocation that failed, the step, the count and a --max-gaussians
+ * to go on with (for MCMC, whose failed adding leaves the model as it was, the count it failed
+ * at); no point_cloud.ply; the last checkpoint named where it holds no more than that, else "start
+ * again" with what it holds; and the command it suggests (the resume, or the fresh start), under
+ * the same limit, finishes within the cap without starting above it. The cases: the default
+ * strategy at 0.9 (its checkpoint of step 40 holds less than the cap: resumed); MCMC at 0.97
+ * (its refines grow the model by 5 %: lower, its first refine's scratch beside the initial points
+ * fails before any adding); the default strategy with a checkpoint every 10 steps at 0.7 (the
+ * checkpoint is the step of the refine that fails, so it holds the count the run failed at, more
+ * than the cap: started again). A limit that is not a size is refused. */
 SPLAT_TEST(cli_train_out_of_memory)
 {
     const char *dir = cli_demo("demo", 32, 8);
     if (!dir) return;
-    const char *strategies[] = {"default", "mcmc"};
-    for (int k = 0; k < 2; k++) {
-        char a[600], b[600], args[2400], path[800], run[300], *out;
-        snprintf(a, sizeof a, "%s", splat_test_path(k ? "mcmc-a" : "a"));
-        snprintf(b, sizeof b, "%s", splat_test_path(k ? "mcmc-b" : "b"));
+    static const struct {
+        const char *strategy;
+        unsigned ckpt_every;
+        double fraction;
+        bool again; /* the hint must start again (else it must resume) */
+    } cases[] = {{"default", 20, 0.9, false}, {"mcmc", 20, 0.97, false}, {"default", 10, 0.7, true}};
+    for (size_t k = 0; k < SPLAT_COUNTOF(cases); k++) {
+        char a[600], b[600], args[2400], path[800], run[300], name[32], *out;
+        bool mcmc = strcmp(cases[k].strategy, "mcmc") == 0;
+        snprintf(name, sizeof name, "oom%zu-a", k);
+        snprintf(a, sizeof a, "%s", splat_test_path(name));
+        snprintf(name, sizeof name, "oom%zu-b", k);
+        snprintf(b, sizeof b, "%s", splat_test_path(name));
         uint32_t seed = (uint32_t)(splat__rng_u64(splat_test_rng()) % 1000000);
-        snprintf(run, sizeof run, "--strategy %s --steps 60 --refine-start 10 --refine-every 10 --checkpoint-every 20 "
-                 "--no-renders -q", strategies[k]);
+        snprintf(run, sizeof run, "--strategy %s --steps 60 --refine-start 10 --refine-every 10 --checkpoint-every %u "
+                 "--no-renders -q", cases[k].strategy, cases[k].ckpt_every);
         double peak = unlimited_peak(dir, a, seed, run, NULL);
         T_REQUIRE(peak > 0, "no peak in %s/metrics.json", a);
-        double limit = (k ? 0.97 : 0.9) * peak / 1048576.0;
-        printf("  %s, seed %u: peak %.0f bytes, limit %.4f MiB\n", strategies[k], seed, peak, limit);
+        double limit = cases[k].fraction * peak / 1048576.0;
+        printf("  %s, a checkpoint every %u steps, seed %u: peak %.0f bytes, limit %.4f MiB\n", cases[k].strategy,
+               cases[k].ckpt_every, seed, peak, limit);
 
         char env[96];
         snprintf(env, sizeof env, "SPLAT_MEM_BUDGET_UNKNOWN=1 SPLAT_MEM_LIMIT=%.6f", limit);
         snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, b, seed, run);
         int rc = run_cli_env(env, args, &out);
         T_CHECK(rc == 1 && strstr(out, "would pass SPLAT_MEM_LIMIT") && strstr(out, "out of GPU memory after step"),
-                "%s: exit %d: %s", strategies[k], rc, out);
+                "case %zu: exit %d: %s", k, rc, out);
         const char *hint = strstr(out, "--max-gaussians ");
-        unsigned cap = 0, at = 0, from = 0;
+        unsigned cap = 0, at = 0, from = 0, held = 0;
         const char *g = strstr(out, ", at ");
         if (g) sscanf(g, ", at %u Gaussians", &at);
-        T_CHECK(hint && sscanf(hint, "--max-gaussians %u", &cap) == 1 && cap > 0 && (k ? cap == at : cap < at), "the hint: %s", out);
+        T_CHECK(hint && sscanf(hint, "--max-gaussians %u", &cap) == 1 && cap > 0 && (mcmc ? cap == at : cap < at), "the hint: %s",
+                out);
         const char *go = strstr(out, "go on from step "), *again = strstr(out, "start again: the checkpoint of step ");
-        unsigned held = 0;
-        T_CHECK(go ? sscanf(go, "go on from step %u", &from) == 1 && from > 0 && from % 20 == 0 && from < 60 &&
-                         strstr(out, "/checkpoint.ckpt")
-                   : again && sscanf(again, "start again: the checkpoint of step %u holds %u", &from, &held) == 2 &&
-                         from % 20 == 0 && held > cap,
-                "no checkpoint named: %s", out);
-        bool fresh = !go;
+        if (cases[k].again)
+            T_CHECK(!go && again && sscanf(again, "start again: the checkpoint of step %u holds %u", &from, &held) == 2 &&
+                        from % cases[k].ckpt_every == 0 && held > cap,
+                    "case %zu: no fresh start for a checkpoint above the cap: %s", k, out);
+        else
+            T_CHECK(!again && go && sscanf(go, "go on from step %u", &from) == 1 && from > 0 &&
+                        from % cases[k].ckpt_every == 0 && from < 60 && strstr(out, "/checkpoint.ckpt"),
+                    "case %zu: no checkpoint named: %s", k, out);
         free(out);
         snprintf(path, sizeof path, "%s/point_cloud.ply", b);
         T_CHECK(!exists(path), "a failed run wrote %s", path);
         if (!cap || !from) continue;
 
-        if (fresh)
+        if (cases[k].again)
             snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s --max-gaussians %u", dir, b, seed, run, cap);
         else
             snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s --max-gaussians %u --resume '%s/checkpoint.ckpt'",
                      dir, b, seed, run, cap, b);
         rc = run_cli_env(env, args, &out);
-        T_CHECK(rc == 0, "%s, the suggested resume: exit %d: %s", strategies[k], rc, out);
+        T_CHECK(rc == 0 && !strstr(out, "more than --max-gaussians"), "case %zu, the suggested command: exit %d: %s", k, rc, out);
         free(out);
         splat_scene s;
         splat_error err = {0};
         if (rc != 0) continue;
         T_OK(splat_scene_load_ply(path, &s, &err), &err);
-        printf("  failed at %u Gaussians; %s step %u with --max-gaussians %u: %u\n", at, fresh ? "started again, the checkpoint of" : "resumed from", from, cap, s.count);
-        T_CHECK(s.count <= cap, "%s: %u Gaussians, cap %u", strategies[k], s.count, cap);
+        printf("  failed at %u Gaussians; %s step %u with --max-gaussians %u: %u\n", at,
+               cases[k].again ? "started again, the checkpoint of" : "resumed from", from, cap, s.count);
+        T_CHECK(s.count <= cap, "case %zu: %u Gaussians, cap %u", k, s.count, cap);
         splat_scene_free(&s);
     }
     char *out;
