@@ -350,12 +350,28 @@ SPLAT_API uint32_t splat_trainer_profile(const splat_trainer *t, splat_stage_tim
  * with a description of the first in msg. 0 in a healthy run. */
 SPLAT_API uint32_t splat_trainer_diagnostics(splat_trainer *t, char *msg, size_t size);
 
+/* One evaluated view's results (splat_eval_result.views). */
+typedef struct splat_eval_view {
+    const char *name;                /* the image's path below the image folder, as splat_view_info.name: the
+                                        trainer's string, valid until splat_trainer_free */
+    double psnr, ssim, l1;           /* this view's, over the pixels that count */
+    double psnr_full;                /* PSNR over every pixel, mask or not */
+} splat_eval_view;
+
+/* What splat_trainer_eval returns. The caller sets views and views_cap (zero-initialise the rest:
+ * `splat_eval_result res = {.views = v, .views_cap = n}`); every other field is written. */
 typedef struct splat_eval_result {
     uint32_t n_views;
     double psnr, ssim, l1;           /* means over the test views, over the pixels that count (every pixel of a
                                         view without a mask; docs/TRAIN.md, "With a mask") */
     double psnr_full;                /* PSNR over every pixel, mask or not */
     double seconds;
+    splat_eval_view *views;          /* the caller's, [views_cap], or NULL: the first min(n_views, views_cap)
+                                        evaluated views' results, in the order evaluated (the dataset's order,
+                                        as splat_trainer_views lists it); the means above are over every
+                                        evaluated view, however many are written. views_cap =
+                                        splat_trainer_views(t, NULL, 0), the count of all views, is enough */
+    uint32_t views_cap;              /* 0: none written */
 } splat_eval_result;
 
 /* A view of the dataset as training sees it. */
@@ -367,13 +383,16 @@ typedef struct splat_view_info {
 } splat_view_info;
 
 /* The dataset's views in its order (COLMAP: sorted by name; NeRF-synthetic: train, then test):
- * views [max]. Returns how many there are, which may exceed max. Names live as long as `t`. */
+ * views [max] (NULL when max is 0). Returns how many there are, which may exceed max. Names live as
+ * long as `t`. */
 SPLAT_API uint32_t splat_trainer_views(const splat_trainer *t, splat_view_info *views, uint32_t max);
 
 /* Renders every test view (every training view when there are none), computes PSNR and SSIM,
  * and when render_dir is not NULL writes each render as a PNG there, named after its image
  * (its name less the extension, '/' made '_': "DSC_0001.png"). With desc.eval_scale, at that
- * scale: renders of the scaled size, against the images resampled to it. */
+ * scale: renders of the scaled size, against the images resampled to it. res->views and
+ * res->views_cap are read (so initialise res: `= {0}` for the means alone) and each view's results
+ * written there; the rest of *res is overwritten. */
 SPLAT_API splat_status splat_trainer_eval(splat_trainer *t, const char *render_dir, splat_eval_result *res, splat_error *err);
 /* The current Gaussians (a copy the caller frees with splat_scene_free), with the mode they are
  * trained in (scene->rasterize_mode). */

@@ -979,7 +979,7 @@ SPLAT_TEST(train_demo_psnr_floor)
     splat_trainer *t = NULL;
     splat_train_desc desc = {.data = dir, .steps = 400, .eval = true, .seed = splat__rng_u64(splat_test_rng())};
     if (dir && splat_trainer_init(&t, ctx, &desc, &err) == SPLAT_OK) {
-        splat_eval_result before, after;
+        splat_eval_result before = {0}, after = {0};
         T_OK(splat_trainer_eval(t, NULL, &before, &err), &err);
         T_OK(splat_trainer_run(t, 0, &err), &err);
         T_OK(splat_trainer_eval(t, NULL, &after, &err), &err);
@@ -1047,7 +1047,7 @@ static void eval_oracle(splat_ctx *ctx, const char *dir, bool held_out)
     splat_render_desc rd = {.background = {0.1f, 0.1f, 0.12f}};
     splat_train_desc desc = {.data = dir, .eval = held_out, .init_ply = gt, .render = rd, .background = SPLAT_BACKGROUND_COLOR};
     splat_trainer *t = NULL;
-    splat_eval_result res;
+    splat_eval_result res = {0};
     T_OK(splat_trainer_init(&t, ctx, &desc, &err), &err);
     T_OK(splat_trainer_eval(t, NULL, &res, &err), &err);
     splat_trainer_free(t);

@@ -109,8 +109,13 @@ class _StageTime(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("ms", _f64)]
 
 
+class _EvalView(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("psnr", _f64), ("ssim", _f64), ("l1", _f64), ("psnr_full", _f64)]
+
+
 class _EvalResult(ctypes.Structure):
-    _fields_ = [("n_views", _u32), ("psnr", _f64), ("ssim", _f64), ("l1", _f64), ("psnr_full", _f64), ("seconds", _f64)]
+    _fields_ = [("n_views", _u32), ("psnr", _f64), ("ssim", _f64), ("l1", _f64), ("psnr_full", _f64), ("seconds", _f64),
+                ("views", ctypes.POINTER(_EvalView)), ("views_cap", _u32)]
 
 
 class _LoadInfo(ctypes.Structure):
@@ -779,7 +784,8 @@ class Trainer:
         res, err = _EvalResult(), _Error()
         rdir = None if render_dir is None else _path(render_dir, "render_dir")
         _check(_lib.splat_trainer_eval(self._handle(), rdir, ctypes.byref(res), ctypes.byref(err)), err)
-        return {name: getattr(res, name) for name, _ in _EvalResult._fields_}
+        # the per-view results (views, views_cap: none asked for here) are not part of the dict
+        return {name: getattr(res, name) for name, _ in _EvalResult._fields_ if not name.startswith("views")}
 
     def profile(self):
         """With profile=True: [(stage, mean GPU ms per iteration)] in pipeline order."""

@@ -85,7 +85,11 @@ static splat_status eval_view(splat_trainer *t, uint32_t v, const char *render_d
 
 splat_status splat__train_eval(splat_trainer *t, const char *render_dir, splat_eval_result *res, splat_error *err)
 {
+    /* the caller's array and its capacity are inputs; everything else is output */
+    splat_eval_view *out = res->views;
+    uint32_t out_cap = res->views_cap, cap = out ? out_cap : 0;
     memset(res, 0, sizeof *res);
+    res->views = out, res->views_cap = out_cap;
     double t0 = splat__now();
     splat_status st = splat__train_drain(t, err);
     const uint32_t *views = t->n_test ? t->test_views : t->train_views;
@@ -93,6 +97,9 @@ splat_status splat__train_eval(splat_trainer *t, const char *render_dir, splat_e
     for (uint32_t k = 0; k < n && st == SPLAT_OK; k++) {
         splat_eval_result one = {0};
         st = eval_view(t, views[k], render_dir, &one, err);
+        if (st == SPLAT_OK && k < cap)
+            out[k] = (splat_eval_view){.name = t->ds.views[views[k]].name, .psnr = one.psnr, .ssim = one.ssim,
+                                       .l1 = one.l1, .psnr_full = one.psnr_full};
         if (st == SPLAT_OK) {
             res->psnr += one.psnr / n;
             res->ssim += one.ssim / n;

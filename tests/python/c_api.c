@@ -67,7 +67,10 @@ static int layout(void)
         FIELD(splat_train_desc, stream_images);
     SIZE(splat_stage_time), FIELD(splat_stage_time, name), FIELD(splat_stage_time, ms);
     SIZE(splat_eval_result), FIELD(splat_eval_result, n_views), FIELD(splat_eval_result, psnr), FIELD(splat_eval_result, ssim),
-        FIELD(splat_eval_result, l1), FIELD(splat_eval_result, psnr_full), FIELD(splat_eval_result, seconds);
+        FIELD(splat_eval_result, l1), FIELD(splat_eval_result, psnr_full), FIELD(splat_eval_result, seconds),
+        FIELD(splat_eval_result, views), FIELD(splat_eval_result, views_cap);
+    SIZE(splat_eval_view), FIELD(splat_eval_view, name), FIELD(splat_eval_view, psnr), FIELD(splat_eval_view, ssim),
+        FIELD(splat_eval_view, l1), FIELD(splat_eval_view, psnr_full);
     SIZE(splat_demo_desc), FIELD(splat_demo_desc, width), FIELD(splat_demo_desc, height), FIELD(splat_demo_desc, n_views);
     SIZE(splat_load_info), FIELD(splat_load_info, format), FIELD(splat_load_info, warning);
     return 0;

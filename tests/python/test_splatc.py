@@ -81,7 +81,8 @@ def case_layout():
               "splat_device_info": splatc._DeviceInfo, "splat_ctx_desc": splatc._CtxDesc,
               "splat_render_desc": splatc._RenderDesc, "splat_train_progress": splatc._TrainProgress,
               "splat_train_desc": splatc._TrainDesc, "splat_stage_time": splatc._StageTime,
-              "splat_eval_result": splatc._EvalResult, "splat_demo_desc": splatc._DemoDesc,
+              "splat_eval_result": splatc._EvalResult, "splat_eval_view": splatc._EvalView,
+              "splat_demo_desc": splatc._DemoDesc,
               "splat_load_info": splatc._LoadInfo}
     seen = set()
     for line in out.splitlines():
