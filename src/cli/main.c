@@ -287,6 +287,18 @@ static void add_refines(cJSON *j, const splat_train_progress *p)
     cJSON_AddNumberToObject(j, "pruned", p->pruned);
 }
 
+/* Room in `ev` for every view's results (the evaluated views are some of the dataset's, or all);
+ * the caller frees ev->views. */
+static splat_status eval_views_alloc(const splat_trainer *t, splat_eval_result *ev, splat_error *err)
+{
+    uint32_t n = splat_trainer_views(t, NULL, 0);
+    ev->views = calloc(n ? n : 1, sizeof *ev->views);
+    ev->views_cap = ev->views ? n : 0;
+    if (ev->views) return SPLAT_OK;
+    snprintf(err->msg, sizeof err->msg, "out of host memory for the results of %u views", n);
+    return err->status = SPLAT_ERR_OUT_OF_HOST_MEMORY;
+}
+
 /* metrics.json; `scale` is evaluation's (splatc eval --scale), 0 where there is none to record. */
 static bool write_metrics(const char *path, const splat_eval_result *ev, const splat_train_progress *prog, uint32_t steps,
                           uint32_t n_gaussians, double seconds, uint64_t peak, const char *device, double scale,
@@ -310,6 +322,17 @@ static bool write_metrics(const char *path, const splat_eval_result *ev, const s
     if (prog && prog->memory_cap_step) {
         cJSON_AddNumberToObject(j, "memory_cap", prog->memory_cap);
         cJSON_AddNumberToObject(j, "memory_cap_step", prog->memory_cap_step);
+    }
+    /* each view's results, in the order evaluated: which views score badly */
+    cJSON *views = cJSON_AddArrayToObject(j, "views");
+    for (uint32_t k = 0; views && k < ev->n_views && k < ev->views_cap; k++) {
+        cJSON *v = cJSON_CreateObject();
+        cJSON_AddStringToObject(v, "name", ev->views[k].name);
+        cJSON_AddNumberToObject(v, "psnr", ev->views[k].psnr);
+        cJSON_AddNumberToObject(v, "ssim", ev->views[k].ssim);
+        cJSON_AddNumberToObject(v, "l1", ev->views[k].l1);
+        cJSON_AddNumberToObject(v, "psnr_full", ev->views[k].psnr_full);
+        cJSON_AddItemToArray(views, v);
     }
     char *text = cJSON_Print(j);
     cJSON_Delete(j);
@@ -571,8 +594,9 @@ static int cmd_train(int argc, char **argv)
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf("usage: splatc train DATA -o OUT [options]\n\n"
                    "Trains Gaussians on a COLMAP or NeRF-synthetic scene and writes OUT/point_cloud.ply,\n"
-                   "OUT/metrics.json (PSNR/SSIM on held-out views), OUT/renders/*.png (named after the images)\n"
-                   "and OUT/cameras.json (every view's camera, the original 3DGS form: splatc render takes it).\n"
+                   "OUT/metrics.json (PSNR/SSIM on held-out views: the means, then each view's under \"views\"),\n"
+                   "OUT/renders/*.png (named after the images) and OUT/cameras.json (every view's camera, the\n"
+                   "original 3DGS form: splatc render takes it).\n"
                    "Ctrl-C (or SIGTERM) stops after the current iteration and writes OUT/point_cloud.ply and\n"
                    "OUT/checkpoint.ckpt (exit 130, or 143); again, it quits at once. SIGUSR1 writes them and\n"
                    "goes on.\n\n"
@@ -819,6 +843,7 @@ static int cmd_train(int argc, char **argv)
         st = splat_scene_save_ply(path, &scene, &err);
     }
     splat_eval_result ev = {0};
+    if (st == SPLAT_OK) st = eval_views_alloc(t, &ev, &err);
     if (st == SPLAT_OK) {
         char rdir[1024];
         snprintf(rdir, sizeof rdir, "%s/renders", out);
@@ -852,6 +877,7 @@ static int cmd_train(int argc, char **argv)
                (unsigned long long)g_last.isect_padded);
     }
     splat_scene_free(&scene);
+    free(ev.views);
     g_viewer = NULL;
     splat_viewer_free(viewer);
     splat_trainer_free(t);
@@ -1326,8 +1352,9 @@ static int cmd_eval(int argc, char **argv)
             printf("usage: splatc eval SCENE DATA [--eval] [--images-factor N] [--antialiased] [--scale S] [-o DIR]\n\n"
                    "Renders the held-out views of DATA from SCENE (any scene file splatc reads) and prints\n"
                    "PSNR and SSIM;\n"
-                   "with -o, writes the renders and metrics.json there. It renders in the mode the scene\n"
-                   "was trained in (a PLY records it), or antialiased with --antialiased.\n\n"
+                   "with -o, writes the renders and metrics.json (the means, then each view's under \"views\")\n"
+                   "there. It renders in the mode the scene was trained in (a PLY records it), or\n"
+                   "antialiased with --antialiased.\n\n"
                    "  --scale S           render each view at S times its size (round(S w) x round(S h), the\n"
                    "                      intrinsics scaled with it), against its image resampled to that\n"
                    "                      size: area averaging below 1, bicubic (Keys, a = -0.5) above, on the\n"
@@ -1380,6 +1407,7 @@ static int cmd_eval(int argc, char **argv)
     char rdir[1024];
     if (out) snprintf(rdir, sizeof rdir, "%s/renders", out);
     if (st == SPLAT_OK && out && !make_dir(rdir)) st = SPLAT_ERR_IO;
+    if (st == SPLAT_OK && out) st = eval_views_alloc(t, &ev, &err);
     /* a loaded scene is evaluated with every SH degree it has */
     if (st == SPLAT_OK) st = splat_trainer_eval(t, out ? rdir : NULL, &ev, &err);
     if (st == SPLAT_OK) {
@@ -1395,6 +1423,7 @@ static int cmd_eval(int argc, char **argv)
             if (!write_metrics(path, &ev, NULL, 0, 0, 0, 0, dev.name, desc.eval_scale ? desc.eval_scale : 1, &err)) st = SPLAT_ERR_IO;
         }
     }
+    free(ev.views);
     splat_trainer_free(t);
     splat_ctx_free(ctx);
     if (st != SPLAT_OK) out_failed(&od);
