@@ -394,6 +394,15 @@ mut eval_scale_cx_kept src/train/eval.c cli_ \
 mut eval_scale_counts_kept src/train/eval.c cli_ \
     'slot->n_pixels = n_pixels;' \
     ''
+mut eval_views_reversed src/train/eval.c cli_eval_per_view \
+    '            out[k] = (splat_eval_view){.name = t->ds.views[views[k]].name, .psnr = one.psnr, .ssim = one.ssim,' \
+    '            out[n - 1 - k] = (splat_eval_view){.name = t->ds.views[views[n - 1 - k]].name, .psnr = one.psnr, .ssim = one.ssim,'
+mut eval_view_name_by_position src/train/eval.c cli_eval_per_view \
+    '.name = t->ds.views[views[k]].name,' \
+    '.name = t->ds.views[k].name,'
+mut cli_view_ssim_of_previous src/cli/main.c cli_eval_per_view \
+    'cJSON_AddNumberToObject(v, "ssim", ev->views[k].ssim);' \
+    'cJSON_AddNumberToObject(v, "ssim", ev->views[k ? k - 1 : 0].ssim);'
 mut cli_oom_checkpoint_above_cap src/cli/main.c cli_train_out_of_memory \
     'if (ckpt_step && ckpt_count <= cap)' \
     'if (ckpt_step)'
