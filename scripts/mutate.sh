@@ -204,14 +204,14 @@ mut adam_no_bias2 shaders/adam.comp train_ \
     'return p - step_size * m / (sqrt(v) / bias2 + EPS);' \
     'return p - step_size * m / (sqrt(v) + EPS);'
 mut moment_m_nearest shaders/moments.glsl train_adam \
-    'uint hm = min(((um & 0x7fffffffu) + (r & 0xffffu)) >> 16u, 0x7f80u) | ((um >> 16u) & 0x8000u);' \
-    'uint hm = min(((um & 0x7fffffffu) + 0x8000u) >> 16u, 0x7f80u) | ((um >> 16u) & 0x8000u);'
+    'uint rm = r & ((1u << MOMENT_M_CUT) - 1u), rv = (r >> MOMENT_M_CUT) & ((1u << MOMENT_V_CUT) - 1u);' \
+    'uint rm = 1u << (MOMENT_M_CUT - 1u), rv = (r >> MOMENT_M_CUT) & ((1u << MOMENT_V_CUT) - 1u);'
 mut moment_v_share_bits shaders/moments.glsl train_adam \
-    'uint hv = min(((uv & 0x7fffffffu) + ((r >> 16u) & 0x7fffu)) >> 15u, 0xff00u);' \
-    'uint hv = min(((uv & 0x7fffffffu) + (r & 0x7fffu)) >> 15u, 0xff00u);'
+    'uint rm = r & ((1u << MOMENT_M_CUT) - 1u), rv = (r >> MOMENT_M_CUT) & ((1u << MOMENT_V_CUT) - 1u);' \
+    'uint rm = r & ((1u << MOMENT_M_CUT) - 1u), rv = r & ((1u << MOMENT_V_CUT) - 1u);'
 mut moment_v_unpacked_shift shaders/moments.glsl train_ \
-    'float moment_v(uint w) { return uintBitsToFloat((w >> 16u) << 15u); }' \
-    'float moment_v(uint w) { return uintBitsToFloat((w >> 16u) << 16u); }'
+    'float moment_v(uint w) { return uintBitsToFloat((w >> SPLAT_MOMENT_M_BITS) << MOMENT_V_CUT); }' \
+    'float moment_v(uint w) { return uintBitsToFloat((w >> SPLAT_MOMENT_M_BITS) << MOMENT_M_CUT); }'
 mut moment_word_group shaders/adam.comp train_adam \
     'moment_pack(m, v, pcg_hash(pcg_hash(h_step ^ e) ^ (SPLAT_MOMENT_RNG_K + 4u * i)));' \
     'moment_pack(m, v, pcg_hash(pcg_hash(h_step ^ e) ^ SPLAT_MOMENT_RNG_K));'

@@ -18,14 +18,18 @@
 #define SPLAT_ADAM_B2 0.999
 #define SPLAT_ADAM_EPS 1e-15
 /* Adam's moments (docs/TRAIN.md, "Adam's moments in 16 bits"): one 32-bit word per parameter
- * float, m as a bfloat16 in the low half and v (never negative) as bits 30..15 of its float in
- * the high half, each rounded stochastically by the word rng_word(step, i, SPLAT_MOMENT_RNG_K + 4
- * group + j) (rng.glsl; step 0-based), i the element's index in its group and j = 0, or in the SH
- * group i the index of its quad (4 i + j the element's, j < 4): its low 16 bits decide m's
- * rounding, bits 16..30 v's. A zero word is zero moments, so zeroing and moving moments is
- * zeroing and moving words. Every buffer of moments holds SPLAT_MOMENT_WORDS words a parameter
- * float (rows of moments: SPLAT_MOMENT_WORDS times the parameters' rows). */
+ * float. m takes its low SPLAT_MOMENT_M_BITS bits, the top M of its float (sign, 8 exponent bits,
+ * M - 9 of mantissa: a bfloat16 at 16); v (never negative) the high 32 - M, its float's bits 30
+ * down to M - 1 (8 exponent bits, 24 - M of mantissa). Each is rounded stochastically by the word
+ * rng_word(step, i, SPLAT_MOMENT_RNG_K + 4 group + j) (rng.glsl; step 0-based), i the element's
+ * index in its group and j = 0, or in the SH group i the index of its quad (4 i + j the
+ * element's, j < 4): its low 32 - M bits decide m's rounding, the M - 1 above them v's. A zero
+ * word is zero moments, so zeroing and moving moments is zeroing and moving words. Every buffer
+ * of moments holds SPLAT_MOMENT_WORDS words a parameter float (rows of moments:
+ * SPLAT_MOMENT_WORDS times the parameters' rows). M is one number so that another split of the
+ * word is one change (from 10 to 23). */
 #define SPLAT_MOMENT_WORDS 1u
+#define SPLAT_MOMENT_M_BITS 16u
 #define SPLAT_MOMENT_RNG_K 16u
 
 /* gsplat's MCMCStrategy (docs/TRAIN.md, "MCMC"; src/ref/ref_train.h has the reference's names) */

@@ -6,6 +6,7 @@
 #include "io/io_util.h"
 #include "io_fixtures.h"
 #include "resample_oracle.h"
+#include "train_types.h"
 
 /* Runs the tool with `args` (shell words) and the environment assignments `env` (shell words, or
  * ""), capturing stderr+stdout into *out (caller frees). Returns the exit code; 124 when it ran for
@@ -399,7 +400,8 @@ SPLAT_TEST(cli_checkpoint_version1)
             T_REQUIRE(mv);
             for (uint64_t i = 0; i < rows; i++)
                 for (uint64_t j = 0; j < w; j++) {
-                    uint32_t um = words[i * w + j] << 16, uv = (words[i * w + j] >> 16) << 15;
+                    uint32_t um = words[i * w + j] << (32 - SPLAT_MOMENT_M_BITS),
+                             uv = (words[i * w + j] >> SPLAT_MOMENT_M_BITS) << (SPLAT_MOMENT_M_BITS - 1);
                     memcpy(&mv[2 * i * w + j], &um, 4);
                     memcpy(&mv[(2 * i + 1) * w + j], &uv, 4);
                 }

@@ -29,13 +29,14 @@ static double round_share(double x, int bits, double u, double *margin)
     return s >= 1 ? below + spacing : below;
 }
 
-void splat__ref_moments_round(double m, double v, uint32_t r, double *m16, double *v16, double *margin)
+void splat__ref_moments_round(double m, double v, uint32_t r, int m_bits, double *m16, double *v16, double *margin)
 {
-    SPLAT_ASSERT(v >= 0);
+    SPLAT_ASSERT(v >= 0 && m_bits >= 10 && m_bits <= 23);
     double mm, mv;
-    double am = round_share(fabs(m), 8, (double)(r & 0xffffu) / 65536.0, &mm);
+    const int M = m_bits, cut_m = 32 - M, cut_v = M - 1;
+    double am = round_share(fabs(m), M - 8, ldexp((double)(r & ((1u << cut_m) - 1)), -cut_m), &mm);
     *m16 = m < 0 ? -am : am;
-    *v16 = round_share(v, 9, (double)((r >> 16) & 0x7fffu) / 32768.0, &mv);
+    *v16 = round_share(v, 25 - M, ldexp((double)((r >> cut_m) & ((1u << cut_v) - 1)), -cut_v), &mv);
     *margin = fmin(mm, mv);
 }
 

@@ -64,14 +64,15 @@ void splat__ref_loss_double(const double *x, const double *y, uint32_t w, uint32
  * refine or an opacity reset, as torch does: densification does not reset the step). t >= 1. */
 void splat__ref_adam(uint64_t n, double *p, const double *g, double *m, double *v, double lr, uint32_t t);
 
-/* The stored moments of docs/TRAIN.md ("Adam's moments in 16 bits"): m on the grid of 8
- * significant bits (bfloat16), v >= 0 on the grid of 9, each rounded from the exact value by the
- * 32-bit word r: away from zero when the value's fraction of the grid's spacing beyond the grid
- * point below, plus r's share (m: r mod 2^16 over 2^16; v: bits 16..30 of r over 2^15), reaches 1,
- * towards zero otherwise. *margin: the distance of the nearer of the two sums from 1, in units of
- * the spacing, so that a caller knows when a value computed in float, with its own error, may
- * round the other way. Normal floats' range only (no subnormals, no overflow). */
-void splat__ref_moments_round(double m, double v, uint32_t r, double *m16, double *v16, double *margin);
+/* The stored moments of docs/TRAIN.md ("Adam's moments in 16 bits"), m taking m_bits of the word
+ * (M, 10 to 23; 16 there): m on the grid of M - 8 significant bits (a bfloat16 at 16), v >= 0 on
+ * the grid of 25 - M, each rounded from the exact value by the 32-bit word r: away from zero when
+ * the value's fraction of the grid's spacing beyond the grid point below, plus r's share (m: r
+ * mod 2^(32 - M) over 2^(32 - M); v: the next M - 1 bits of r over 2^(M - 1)), reaches 1, towards
+ * zero otherwise. *margin: the distance of the nearer of the two sums from 1, in units of the
+ * spacing, so that a caller knows when a value computed in float, with its own error, may round
+ * the other way. Normal floats' range only (no subnormals, no overflow). */
+void splat__ref_moments_round(double m, double v, uint32_t r, int m_bits, double *m16, double *v16, double *margin);
 
 /* The word that rounds element i of parameter group `group` at 0-based step `step`:
  * splat__ref_word(step, i, 16 + 4 group) for the groups stepped an element at a time;

@@ -84,11 +84,11 @@ static void ckpt_parts(splat_trainer *t, uint64_t n, ckpt_part parts[CKPT_PARTS]
 
 /* A version 1 checkpoint's m and v as a word of moments, each half rounded to nearest (ties to
  * even; moments.glsl's layout, its saturation to infinity). */
-static uint16_t half_nearest(uint32_t mag, uint32_t cut)
+static uint32_t half_nearest(uint32_t mag, uint32_t cut)
 {
     uint32_t half = 1u << (cut - 1), low = mag & ((1u << cut) - 1), h = mag >> cut;
     if (low > half || (low == half && (h & 1))) h++;
-    return (uint16_t)h;
+    return h;
 }
 
 static uint32_t moment_pack_nearest(float m, float v)
@@ -96,10 +96,12 @@ static uint32_t moment_pack_nearest(float m, float v)
     uint32_t um, uv;
     memcpy(&um, &m, 4);
     memcpy(&uv, &v, 4);
+    const uint32_t cut_m = 32 - SPLAT_MOMENT_M_BITS, cut_v = SPLAT_MOMENT_M_BITS - 1;
+    const uint32_t inf_m = 0x7f800000u >> cut_m, inf_v = 0x7f800000u >> cut_v;
     uint32_t am = um & 0x7fffffffu, av = uv & 0x7fffffffu;
-    uint32_t hm = am > 0x7f800000u ? 0x7f80u : SPLAT_MIN(half_nearest(am, 16), 0x7f80u);
-    uint32_t hv = av > 0x7f800000u ? 0xff00u : SPLAT_MIN(half_nearest(av, 15), 0xff00u);
-    return hm | ((um >> 16) & 0x8000u) | hv << 16;
+    uint32_t hm = am > 0x7f800000u ? inf_m : SPLAT_MIN(half_nearest(am, cut_m), inf_m);
+    uint32_t hv = av > 0x7f800000u ? inf_v : SPLAT_MIN(half_nearest(av, cut_v), inf_v);
+    return hm | ((um >> cut_m) & (0x80000000u >> cut_m)) | hv << SPLAT_MOMENT_M_BITS;
 }
 
 static const char *seen_name(bool box) { return box ? "box" : "pixels"; }

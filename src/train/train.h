@@ -299,14 +299,14 @@ uint32_t splat__grad_width(uint32_t k);
 /* Adam's m and v from a word of moments (train_types.h; moments.glsl packs them). */
 static inline float splat__moment_m(uint32_t w)
 {
-    uint32_t u = w << 16;
+    uint32_t u = w << (32 - SPLAT_MOMENT_M_BITS);
     float f;
     memcpy(&f, &u, 4);
     return f;
 }
 static inline float splat__moment_v(uint32_t w)
 {
-    uint32_t u = (w >> 16) << 15;
+    uint32_t u = (w >> SPLAT_MOMENT_M_BITS) << (SPLAT_MOMENT_M_BITS - 1);
     float f;
     memcpy(&f, &u, 4);
     return f;
