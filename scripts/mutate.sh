@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Mutation check of the test suite (a developer tool, not part of CI: about 15 minutes on a 2-core
-# machine with lavapipe, the baseline included). Each mutation below is a deliberate one-line bug with the test family expected to
+# Mutation check of the test suite (a developer tool, not part of CI: minutes a mutation on a
+# 2-core machine with lavapipe, so run a filtered few). Each mutation below is a deliberate one-line bug with the test family expected to
 # catch it. The tree is copied once to a scratch folder and built once; then, per mutation, the
 # line is changed (the pattern must occur exactly once in its file), the copy is rebuilt
 # incrementally, `ctest -R ^<family>` runs, and the file is restored. A table of the outcomes is
