@@ -197,6 +197,12 @@ mut aa_no_cov_grad shaders/project_bwd.glsl raster_ \
 mut aa_floor_grad shaders/project_bwd.glsl raster_ \
     'if (ratio >= MIN_COMP2) G += ' \
     'if (ratio >= 0.0) G += '
+mut mcmc_scratch_fail_fatal src/train/strategy_mcmc.c train_mcmc \
+    'if (st == SPLAT_ERR_OUT_OF_DEVICE_MEMORY) {' \
+    'if (st == SPLAT_ERR_OUT_OF_DEVICE_MEMORY && n == 0) {'
+mut mcmc_skip_unbounded src/train/strategy_mcmc.c train_mcmc \
+    'if (res.skipped) splat__model_memory_bound(m, step, m->count);' \
+    'if (res.skipped && m->count == 0) splat__model_memory_bound(m, step, m->count);'
 mut mcmc_scale_reg_unit src/train/strategy_mcmc.c train_mcmc \
     'slot->scale_reg = (float)(SPLAT_MCMC_SCALE_REG / world_unit);' \
     'slot->scale_reg = (float)SPLAT_MCMC_SCALE_REG;'

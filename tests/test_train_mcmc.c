@@ -360,6 +360,61 @@ done:
     mfix_free(&f);
 }
 
+/* The strategy's refine step where its scratch does not fit beside the model (a failure the test
+ * injects, as a device without a memory budget would meet it): the step is skipped, the model
+ * kept bit for bit, the memory bound recorded at that step with the count; the next refine, with
+ * the memory back, relocates and adds as always. */
+SPLAT_TEST(train_mcmc_scratch_fails)
+{
+    mfix f;
+    if (!mfix_init(&f)) goto done;
+    splat_error err = {0};
+    uint32_t n = rand_u32(500, 3000), step = 100 * rand_u32(6, 148), run_seed = (uint32_t)splat__rng_u64(splat_test_rng());
+    splat_scene s, mom, got, gotm;
+    T_REQUIRE(random_model(&s, &mom, n, rand_u32(20, 60)));
+    splat_strategy_state *st = NULL;
+    T_OK(splat__strategy_mcmc.init(&st, f.g, &err), &err);
+    splat_model model = {.count = n};
+    T_REQUIRE(upload(f.g, &model.params, &model.moments, &s, &mom));
+    splat_train_desc desc = {.steps = 30000, .seed = run_seed, .max_gaussians = 1000000};
+    splat_strategy_ctx ctx = {.gpu = f.g, .stream = &f.s, .sorter = &f.sorter, .model = &model, .desc = &desc,
+                              .scene_scale = t_uniform(0.5, 10), .world_unit = t_uniform(0.2, 5)};
+    bool resized = true;
+    printf("  %u Gaussians, step %u, seed %u\n", n, step, run_seed);
+    splat__buf_fail_prefix = "mcmc.", splat__buf_fail_times = 1;
+    splat_status rs = splat__strategy_mcmc.run(st, &ctx, step, &resized, &err);
+    uint32_t unused = splat__buf_fail_times;
+    splat__buf_fail_prefix = NULL, splat__buf_fail_times = 0;
+    T_OK(rs, &err);
+    T_CHECK(unused == 0, "the refine allocated no scratch");
+    T_CHECK(!resized && model.count == n && model.memory_cap_step == step && model.memory_cap == n,
+            "skipped refine: resized %d, %u Gaussians, bound %u at step %u", resized, model.count, model.memory_cap,
+            model.memory_cap_step);
+    T_REQUIRE(download(f.g, &model.params, &model.moments, n, &got, &gotm));
+    bool same = true;
+    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
+        size_t w = splat__groups[g].width * 4ull;
+        same = same && memcmp(splat__scene_group_c(&got, g), splat__scene_group_c(&s, g), w * n) == 0 &&
+               memcmp(splat__scene_group_c(&gotm, g), splat__scene_group_c(&mom, g), w * SPLAT_MOMENT_WORDS * n) == 0;
+    }
+    T_CHECK(same, "a skipped refine changed the model");
+    splat_scene_free(&got), splat_scene_free(&gotm);
+
+    /* the next refine has its scratch: dead ones relocated (the opacities move) and 5 % added */
+    T_OK(splat__strategy_mcmc.run(st, &ctx, step + 100, &resized, &err), &err);
+    uint32_t grown = (uint32_t)(1.05 * n);
+    T_CHECK(resized && model.count == grown && model.memory_cap_step == step, "the next refine: %u Gaussians (%u expected)",
+            model.count, grown);
+    T_REQUIRE(download(f.g, &model.params, &model.moments, n, &got, &gotm));
+    T_CHECK(memcmp(got.opacities, s.opacities, 4ull * n) != 0, "the next refine relocated nothing");
+    splat_scene_free(&got), splat_scene_free(&gotm);
+    splat__model_free(f.g, &model);
+    splat__strategy_mcmc.free(st, f.g);
+    splat_scene_free(&s), splat_scene_free(&mom);
+done:
+    mfix_free(&f);
+}
+
 /* A ring slot buffer for the iteration kernels: step, count and noise scale. */
 static splat_buf slot_buf_reg(splat_gpu *g, uint32_t n, uint32_t step, float noise_scale, float scale_reg)
 {

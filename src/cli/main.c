@@ -889,8 +889,8 @@ static int cmd_train(int argc, char **argv)
         fail(&err);
         if (ran && err.status == SPLAT_ERR_OUT_OF_DEVICE_MEMORY) {
             /* The model outgrew the GPU: say where, and how to go on within it. MCMC's failed adding
-             * leaves the model as it was, so its count is a cap that fits (unless its refine's
-             * scratch was what failed, before any adding: a gap, noted on issue 15); the default
+             * leaves the model as it was, so its count is a cap that fits (a refine whose scratch does
+             * not fit is skipped, not failed: docs/TRAIN.md, "When the GPU is full"); the default
              * strategy's count moves both ways, and the peak of its refine holds more than the
              * model. A checkpoint is worth going on from only where it holds no more than the cap:
              * neither strategy removes Gaussians to meet one. */

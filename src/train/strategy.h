@@ -198,6 +198,7 @@ typedef struct splat_mcmc_job {
 typedef struct splat_mcmc_result {
     uint32_t count;                    /* Gaussians after the refine */
     uint32_t dead, relocated, added;
+    bool skipped;                      /* its scratch did not fit beside the model: nothing done */
 } splat_mcmc_result;
 
 splat_status splat__mcmc_refine(splat_mcmc_job *job, splat_mcmc_result *res, splat_error *err);

@@ -205,8 +205,18 @@ splat_status splat__mcmc_refine(splat_mcmc_job *job, splat_mcmc_result *res, spl
     memset(res, 0, sizeof *res);
     if ((uint64_t)n + added > UINT32_MAX / 4)
         return splat__fail(err, SPLAT_ERR_LIMIT, "MCMC: %u Gaussians and %u more are too many", n, added);
-    splat_status st = bufs_ensure(g, job->sorter, job->bufs, SPLAT_MAX(n, added), err);
-    if (st != SPLAT_OK) return st;
+    /* Where the scratch does not fit beside the model, the refine is skipped and the model left as
+     * it was, as where the default strategy's survivors would not fit: a cap could not help, since
+     * MCMC never holds fewer Gaussians than it has. A device that reports its free memory seldom
+     * gets here (the fit below counts the growth, and 1/32 is kept back for scratch). */
+    splat_error tried = {0};
+    splat_status st = bufs_ensure(g, job->sorter, job->bufs, SPLAT_MAX(n, added), &tried);
+    if (st == SPLAT_ERR_OUT_OF_DEVICE_MEMORY) {
+        res->count = n;
+        res->skipped = true;
+        return SPLAT_OK;
+    }
+    if (st != SPLAT_OK) return splat__fail(err, st, "%s", tried.msg);
     splat_mcmc_bufs *b = job->bufs;
     uint32_t rows = n + added, shift = weight_shift(n);
 
@@ -331,6 +341,7 @@ static splat_status run(splat_strategy_state *s, const splat_strategy_ctx *ctx, 
     splat_mcmc_result res;
     splat_status st = splat__mcmc_refine(&job, &res, err);
     if (st != SPLAT_OK) return st;
+    if (res.skipped) splat__model_memory_bound(m, step, m->count);
     *resized = res.count != m->count;
     m->count = res.count;
     return SPLAT_OK;
