@@ -273,8 +273,8 @@ mut compact_scatter_short shaders/densify_compact.comp train_densify \
     'uint count = final_row(last) - base; //' \
     'uint count = final_row(last) - base - 1u; //'
 mut compact_moment_words_short shaders/densify_compact.comp train_densify \
-    'move_float(mv_##name, SPLAT_MOMENT_WORDS * uint(width), e, seg);' \
-    'move_float(mv_##name, uint(width) - 1u, e, seg);'
+    'move_element(mv_##name, SPLAT_MOMENT_WORDS * uint(width), e, seg);' \
+    'move_element(mv_##name, uint(width) - 1u, e, seg);'
 mut compact_segment_overlap shaders/densify_compact.comp train_densify \
     'e -= pc.rows * uint(width), seg += pc.rows * uint(width);' \
     'e -= pc.rows * uint(width), seg += pc.rows;'

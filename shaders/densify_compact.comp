@@ -19,19 +19,20 @@ layout(std430, binding = DENSIFY_COMPACT_SCRATCH) buffer Scratch { uint scratch[
 SPLAT_PARAM_GROUPS(DECLARE)
 layout(push_constant) uniform Push { splat_compact_push pc; };
 
-// One thread a float: the chunk's floats are taken group by group, parameters then moments (each
-// a segment of the scratch, pc.rows rows of its width), row by row, so that neighbouring threads
-// read and write neighbouring floats and each waits on one load. (A thread a row, moving its 177
+// One thread a 32-bit element (a parameter's float or a word of moments): the chunk's elements
+// are taken group by group, parameters then moments (each a segment of the scratch, pc.rows rows
+// of its width), row by row, so that neighbouring threads read and write neighbouring elements
+// and each waits on one load. (A thread a row, moving its 177
 // floats one after the other, made each refine in place about 7 ms on the H100 at 900k rows,
 // docs/PERFORMANCE.md.)
 #define SEGMENT(G, name, NAME, width, head, LRH, LRR, flags)                                         \
     if (e < pc.rows * uint(width)) {                                                                 \
-        move_float(p_##name, uint(width), e, seg);                                                    \
+        move_element(p_##name, uint(width), e, seg);                                                    \
         return;                                                                                       \
     }                                                                                                 \
     e -= pc.rows * uint(width), seg += pc.rows * uint(width);                                         \
     if (e < pc.rows * SPLAT_MOMENT_WORDS * uint(width)) {                                            \
-        move_float(mv_##name, SPLAT_MOMENT_WORDS * uint(width), e, seg);                              \
+        move_element(mv_##name, SPLAT_MOMENT_WORDS * uint(width), e, seg);                              \
         return;                                                                                       \
     }                                                                                                 \
     e -= pc.rows * SPLAT_MOMENT_WORDS * uint(width), seg += pc.rows * SPLAT_MOMENT_WORDS * uint(width);
@@ -40,10 +41,10 @@ layout(push_constant) uniform Push { splat_compact_push pc; };
 uint final_row(uint i) { return i < pc.n ? off_keep[i] : total_keep + (i - pc.n); }
 bool survives(uint i) { return i >= pc.n || n_keep[i] != 0u; }
 
-// Float k of slot j of a segment of `width` floats a row (e = j width + k), starting at seg in
+// Element k of slot j of a segment of `width` elements a row (e = j width + k), starting at seg in
 // the scratch. Phase 0: slot j is the chunk's row first + j, and goes to the scratch slot of its
 // final row; phase 1: slot j is the chunk's final row base + j, and comes back from it.
-#define move_float(arr, width, e, seg)                                                              \
+#define move_element(arr, width, e, seg)                                                              \
     {                                                                                               \
         uint j = (e) / (width), k = (e) - j * (width);                                              \
         if (pc.phase == 0u) {                                                                       \
