@@ -89,4 +89,10 @@ extern const splat_allocator t_failing_allocator;
  * when the case passes). Returns a path inside it for `name`. */
 const char *splat_test_path(const char *name);
 
+/* Runs the splatc tool on `args` (a shell string), `env` ("NAME=value ...", "" for none) before
+ * it, under a 300 s timeout. *out: what it printed, stdout and stderr together (its first MiB;
+ * the caller frees it). Returns its exit status: 124 when it ran for 5 minutes (a loop that never
+ * ends fails the case), -1 where it did not exit. */
+int splat_test_cli(const char *env, const char *args, char **out);
+
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -89,6 +90,22 @@ const char *splat_test_path(const char *name)
     }
     snprintf(g_path, sizeof g_path, "%s/%s", g_dir, name);
     return g_path;
+}
+
+int splat_test_cli(const char *env, const char *args, char **out)
+{
+    char cmd[4096], log[600];
+    snprintf(log, sizeof log, "%s", splat_test_path("cli.log"));
+    snprintf(cmd, sizeof cmd, "env %s timeout 300 %s %s >'%s' 2>&1", env, SPLAT_CLI_PATH, args, log);
+    int rc = system(cmd);
+    FILE *f = fopen(log, "rb");
+    *out = calloc(1, 1 << 20);
+    if (f) {
+        size_t n = fread(*out, 1, (1 << 20) - 1, f);
+        (*out)[n] = '\0';
+        fclose(f);
+    }
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
 static void remove_dir(void)

@@ -1,6 +1,5 @@
 /* The splatc tool: exit codes, messages and outputs, run as a user runs it. */
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "harness.h"
 #include "io/io_util.h"
@@ -8,26 +7,7 @@
 #include "resample_oracle.h"
 #include "train_types.h"
 
-/* Runs the tool with `args` (shell words) and the environment assignments `env` (shell words, or
- * ""), capturing stderr+stdout into *out (caller frees). Returns the exit code; 124 when it ran for
- * 5 minutes (a loop that never ends fails the case). */
-static int run_cli_env(const char *env, const char *args, char **out)
-{
-    char cmd[4096], log[600];
-    snprintf(log, sizeof log, "%s", splat_test_path("cli.log"));
-    snprintf(cmd, sizeof cmd, "env %s timeout 300 %s %s >'%s' 2>&1", env, SPLAT_CLI_PATH, args, log);
-    int rc = system(cmd);
-    FILE *f = fopen(log, "rb");
-    *out = calloc(1, 1 << 20);
-    if (f) {
-        size_t n = fread(*out, 1, (1 << 20) - 1, f);
-        (*out)[n] = '\0';
-        fclose(f);
-    }
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-static int run_cli(const char *args, char **out) { return run_cli_env("", args, out); }
+static int run_cli(const char *args, char **out) { return splat_test_cli("", args, out); }
 
 static uint32_t png_diff(const char *a, const char *b);
 
@@ -970,7 +950,7 @@ static double unlimited_peak(const char *dir, const char *out, uint32_t seed, co
 {
     char args[2400], path[800], *text;
     snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, out, seed, run);
-    int rc = run_cli_env("SPLAT_MEM_BUDGET_UNKNOWN=1", args, &text);
+    int rc = splat_test_cli("SPLAT_MEM_BUDGET_UNKNOWN=1", args, &text);
     T_CHECK(rc == 0, "exit %d: %s", rc, text);
     free(text);
     if (rc != 0) return 0;
@@ -1023,7 +1003,7 @@ SPLAT_TEST(cli_train_out_of_memory)
         char env[96];
         snprintf(env, sizeof env, "SPLAT_MEM_BUDGET_UNKNOWN=1 SPLAT_MEM_LIMIT=%.6f", limit);
         snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, b, seed, run);
-        int rc = run_cli_env(env, args, &out);
+        int rc = splat_test_cli(env, args, &out);
         T_CHECK(rc == 1 && strstr(out, "would pass SPLAT_MEM_LIMIT") && strstr(out, "out of GPU memory after step"),
                 "case %zu: exit %d: %s", k, rc, out);
         const char *hint = strstr(out, "--max-gaussians ");
@@ -1051,7 +1031,7 @@ SPLAT_TEST(cli_train_out_of_memory)
         else
             snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s --max-gaussians %u --resume '%s/checkpoint.ckpt'",
                      dir, b, seed, run, cap, b);
-        rc = run_cli_env(env, args, &out);
+        rc = splat_test_cli(env, args, &out);
         T_CHECK(rc == 0 && !strstr(out, "more than --max-gaussians"), "case %zu, the suggested command: exit %d: %s", k, rc, out);
         free(out);
         splat_scene s;
@@ -1064,7 +1044,7 @@ SPLAT_TEST(cli_train_out_of_memory)
         splat_scene_free(&s);
     }
     char *out;
-    T_CHECK(run_cli_env("SPLAT_MEM_LIMIT=lots", "info", &out) == 1 && strstr(out, "SPLAT_MEM_LIMIT: 'lots' is not a size"),
+    T_CHECK(splat_test_cli("SPLAT_MEM_LIMIT=lots", "info", &out) == 1 && strstr(out, "SPLAT_MEM_LIMIT: 'lots' is not a size"),
             "%s", out);
     free(out);
 }
@@ -1086,7 +1066,7 @@ SPLAT_TEST(cli_train_refine_in_place_same_bits)
         char out[600], args[2400], path[800], *text;
         snprintf(out, sizeof out, "%s", splat_test_path(k ? "room" : "plain"));
         snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, out, seed, run);
-        int rc = run_cli_env(k ? "SPLAT_MEM_LIMIT=4096" : "SPLAT_MEM_BUDGET_UNKNOWN=1", args, &text);
+        int rc = splat_test_cli(k ? "SPLAT_MEM_LIMIT=4096" : "SPLAT_MEM_BUDGET_UNKNOWN=1", args, &text);
         T_REQUIRE(rc == 0, "exit %d: %s", rc, text);
         free(text);
         snprintf(path, sizeof path, "%s/metrics.json", out);
@@ -1136,7 +1116,7 @@ SPLAT_TEST(cli_train_memory_full)
         double limit = f * peak;
         snprintf(env, sizeof env, "SPLAT_MEM_LIMIT=%.6f", limit / 1048576.0);
         snprintf(args, sizeof args, "train '%s' -o '%s' --seed %u %s", dir, b, seed, run);
-        int rc = run_cli_env(env, args, &out);
+        int rc = splat_test_cli(env, args, &out);
         unsigned step = 0, now = 0;
         const char *w = strstr(out, "GPU memory is full: from step ");
         T_CHECK(rc == 0 && w && sscanf(w, "GPU memory is full: from step %u the model grows no further than fits (%u", &step,

@@ -1,7 +1,6 @@
 /* The splatc tool's evaluation output end to end: metrics.json's per-view results ("views"),
  * checked against the dataset's own listing of images and against the renders it writes. */
 #include <dirent.h>
-#include <sys/wait.h>
 
 #include <cjson/cJSON.h>
 
@@ -9,24 +8,6 @@
 #include "api/api.h"
 #include "io/io.h"
 #include "ref/ref_train.h"
-
-/* Runs the tool with `args` (shell words), its output into the case's cli.log; *out is that
- * output (caller frees). Returns the exit code. */
-static int run_tool(const char *args, char **out)
-{
-    char log[600], cmd[4096];
-    snprintf(log, sizeof log, "%s", splat_test_path("cli.log"));
-    snprintf(cmd, sizeof cmd, "timeout 300 %s %s >'%s' 2>&1", SPLAT_CLI_PATH, args, log);
-    int rc = system(cmd);
-    *out = calloc(1, 1 << 16);
-    FILE *f = fopen(log, "rb");
-    if (f) {
-        size_t n = fread(*out, 1, (1 << 16) - 1, f);
-        (*out)[n] = '\0';
-        fclose(f);
-    }
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
 
 static cJSON *read_json(const char *path)
 {
@@ -223,14 +204,14 @@ SPLAT_TEST(cli_eval_per_view)
     snprintf(b, sizeof b, "%s", splat_test_path("b"));
     printf("  a demo of %u views\n", n_views);
     snprintf(args, sizeof args, "demo '%s' --size 32 --views %u -q", data, n_views);
-    T_REQUIRE(run_tool(args, &out) == 0, "demo: %s", out);
+    T_REQUIRE(splat_test_cli("", args, &out) == 0, "demo: %s", out);
     free(out);
     char *names[8];
     uint32_t total, n = held_out_images(data, names, 8, &total);
     T_REQUIRE(total == n_views && n == (n_views + 7) / 8, "images/ lists %u images, %u of them held out", total, n);
 
     snprintf(args, sizeof args, "train '%s' -o '%s' --steps 30 --eval -q", data, a);
-    int rc = run_tool(args, &out);
+    int rc = splat_test_cli("", args, &out);
     T_CHECK(rc == 0 && !strstr(out, "vulkan validation"), "train: exit %d: %s", rc, out);
     free(out);
 
@@ -260,7 +241,7 @@ SPLAT_TEST(cli_eval_per_view)
     printf("  train --eval: the views' PSNRs %.3f dB apart at least\n", gap);
 
     snprintf(args, sizeof args, "eval '%s' '%s' --eval -o '%s'", ply, data, b);
-    rc = run_tool(args, &out);
+    rc = splat_test_cli("", args, &out);
     T_CHECK(rc == 0 && !strstr(out, "vulkan validation"), "eval: exit %d: %s", rc, out);
     free(out);
     check_views(&o, b, data, names, n, &gap);
