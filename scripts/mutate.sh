@@ -218,6 +218,9 @@ mut moment_v_share_bits shaders/moments.glsl train_adam \
 mut moment_v_unpacked_shift shaders/moments.glsl train_ \
     'float moment_v(uint w) { return uintBitsToFloat((w >> SPLAT_MOMENT_M_BITS) << MOMENT_V_CUT); }' \
     'float moment_v(uint w) { return uintBitsToFloat((w >> SPLAT_MOMENT_M_BITS) << MOMENT_M_CUT); }'
+mut moment_v_host_shift src/train/train.h train_moment_words_host \
+    'uint32_t u = (w >> SPLAT_MOMENT_M_BITS) << (SPLAT_MOMENT_M_BITS - 1);' \
+    'uint32_t u = (w >> SPLAT_MOMENT_M_BITS) << SPLAT_MOMENT_M_BITS;'
 mut moment_word_group shaders/adam.comp train_adam \
     'moment_pack(m, v, pcg_hash(pcg_hash(h_step ^ e) ^ (SPLAT_MOMENT_RNG_K + 4u * i)));' \
     'moment_pack(m, v, pcg_hash(pcg_hash(h_step ^ e) ^ SPLAT_MOMENT_RNG_K));'

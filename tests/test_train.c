@@ -315,6 +315,22 @@ SPLAT_TEST(train_adam_vs_ref) { adam_case(false); }
 /* --selective-adam (gsplat's visible_adam) */
 SPLAT_TEST(train_adam_selective_vs_ref) { adam_case(true); }
 
+/* The trainer's host reading of a word (splat__moment_m / _v, which the report of a non-finite
+ * parameter prints) against word_m / word_v, which train_adam_vs_ref ties to the GPU's stores:
+ * random words, every bit pattern of m's and v's parts, the same floats (NaN patterns compared
+ * by their bits). */
+SPLAT_TEST(train_moment_words_host)
+{
+    uint64_t differ = 0;
+    for (int i = 0; i < 100000; i++) {
+        uint32_t w = (uint32_t)splat__rng_u64(splat_test_rng());
+        float hm = splat__moment_m(w), hv = splat__moment_v(w), tm = (float)word_m(w), tv = (float)word_v(w);
+        differ += memcmp(&hm, &tm, 4) != 0 && !(isnan(hm) && isnan(tm));
+        differ += memcmp(&hv, &tv, 4) != 0 && !(isnan(hv) && isnan(tv));
+    }
+    T_CHECK(differ == 0, "%llu of 200000 moments read otherwise by the trainer", (unsigned long long)differ);
+}
+
 /* Budgets a densify case runs under (docs/TRAIN.md, "A budget"), from the unbudgeted counts. */
 typedef enum budget_kind {
     BUDGET_NONE,
