@@ -209,6 +209,12 @@ mut mcmc_scale_reg_unit src/train/strategy_mcmc.c train_mcmc \
 mut adam_no_bias2 shaders/adam.comp train_ \
     'return p - step_size * m / (sqrt(v) / bias2 + EPS);' \
     'return p - step_size * m / (sqrt(v) + EPS);'
+mut fit_render_room_again src/train/model.c train_fit \
+    '            st = splat__render_bufs_init(g, t->env.renderer, &t->rb, cap, isect, t->room_w, t->room_h, err);' \
+    '            st = splat__render_bufs_init(g, t->env.renderer, &t->rb, cap + cap / 4, isect, t->room_w, t->room_h, err);'
+mut fit_grads_any_failure src/train/model.c train_fit \
+    'if (st == SPLAT_ERR_OUT_OF_DEVICE_MEMORY) st = grads_init(g, &t->model.grads, cap, err);' \
+    'if (st != SPLAT_OK) st = grads_init(g, &t->model.grads, cap + cap / 4, err);'
 mut moment_m_nearest shaders/moments.glsl train_adam \
     'uint rm = r & ((1u << MOMENT_M_CUT) - 1u), rv = (r >> MOMENT_M_CUT) & ((1u << MOMENT_V_CUT) - 1u);' \
     'uint rm = 1u << (MOMENT_M_CUT - 1u), rv = (r >> MOMENT_M_CUT) & ((1u << MOMENT_V_CUT) - 1u);'

@@ -1241,3 +1241,52 @@ done:
     free(log);
     splat_ctx_free(ctx);
 }
+
+/* Room after a refine (splat__model_fit): where the gradients' or the render's room for growth
+ * does not fit beside the model (a failure the test injects, as a device without a memory budget
+ * meets it), they are made for the count alone and the run goes on, to the same bits as a run
+ * that had the room; where not even the count fits, the run fails out of memory naming the
+ * buffer. */
+SPLAT_TEST(train_fit_without_room)
+{
+    splat_ctx *ctx = test_ctx();
+    if (!ctx) return;
+    const char *dir = demo_dir(ctx, 32, 8);
+    splat_error err = {0};
+    splat_trainer *t = NULL;
+    splat_scene a = {0}, b = {0};
+    splat_train_desc desc = {.data = dir, .steps = 40, .seed = splat__rng_u64(splat_test_rng()), .refine_start = 10,
+                             .refine_every = 10};
+    if (!dir || !run_chain(ctx, &desc, NULL, 0, NULL, false, &a)) goto done;
+    static const char *const which[] = {"grads.", "render.proj"};
+    for (uint32_t k = 0; k < 2; k++) {
+        T_OK(splat_trainer_init(&t, ctx, &desc, &err), &err);
+        /* the refine of step 20 (the first: refines come after refine_start) grows the model: its room fails once */
+        splat__buf_fail_prefix = which[k], splat__buf_fail_times = 1;
+        splat_status st = splat_trainer_run(t, 21, &err);
+        uint32_t unused = splat__buf_fail_times, n = splat_trainer_count(t);
+        splat__buf_fail_prefix = NULL, splat__buf_fail_times = 0;
+        T_OK(st, &err);
+        T_CHECK(unused == 0, "no %s buffer was made after the refine", which[k]);
+        uint32_t room = k == 0 ? t->model.grads.capacity : t->rb.capacity;
+        T_CHECK(room == n, "%s: room for %u rows after the refine (%u Gaussians), not the count alone", which[k], room, n);
+        T_OK(splat_trainer_run(t, desc.steps, &err), &err);
+        T_OK(splat_trainer_scene(t, &b, &err), &err);
+        T_CHECK(same_scene(&a, &b), "%s: the run made without room ends differently (%u vs %u Gaussians)", which[k], b.count,
+                a.count);
+        printf("  %s: %u Gaussians after the refine, without room; %u at the end, the same bits\n", which[k], n, b.count);
+        splat_scene_free(&b);
+        splat_trainer_free(t), t = NULL;
+    }
+    /* neither the room nor the count */
+    T_OK(splat_trainer_init(&t, ctx, &desc, &err), &err);
+    splat__buf_fail_prefix = "grads.", splat__buf_fail_times = 2;
+    splat_status st = splat_trainer_run(t, 21, &err);
+    splat__buf_fail_prefix = NULL, splat__buf_fail_times = 0;
+    T_CHECK(st == SPLAT_ERR_OUT_OF_DEVICE_MEMORY && strstr(err.msg, "grads."), "without memory for the count: status %d, '%s'",
+            st, err.msg);
+done:
+    splat_scene_free(&a);
+    splat_trainer_free(t);
+    splat_ctx_free(ctx);
+}

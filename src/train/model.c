@@ -70,15 +70,19 @@ splat_status splat__model_fit(splat_trainer *t, splat_error *err)
     splat_gpu *g = t->env.gpu;
     uint32_t cap = t->model.count ? t->model.count : 1;
     splat_status st = SPLAT_OK;
-    /* room to grow into, so that the next refines need not reallocate */
+    /* Room to grow into, so that the next refines need not reallocate; where the room does not fit
+     * (a device without a memory budget finds out only here), the count alone. */
     if (t->model.grads.capacity < cap) {
         splat__scene_gpu_free(g, &t->model.grads);
         st = grads_init(g, &t->model.grads, cap + cap / 4, err);
+        if (st == SPLAT_ERR_OUT_OF_DEVICE_MEMORY) st = grads_init(g, &t->model.grads, cap, err);
     }
     if (st == SPLAT_OK && t->rb.capacity < cap) {
         uint32_t isect = t->rb.isect_capacity;
         splat__render_bufs_free(g, &t->rb);
         st = splat__render_bufs_init(g, t->env.renderer, &t->rb, cap + cap / 4, isect, t->room_w, t->room_h, err);
+        if (st == SPLAT_ERR_OUT_OF_DEVICE_MEMORY)
+            st = splat__render_bufs_init(g, t->env.renderer, &t->rb, cap, isect, t->room_w, t->room_h, err);
         /* ordered before the next iteration by the stream (run_strategy syncs after its fills) */
         if (st == SPLAT_OK) splat__render_bufs_clear(splat__stream_cmd(t->env.stream), &t->rb);
     }
