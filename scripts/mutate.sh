@@ -418,6 +418,12 @@ mut eval_view_name_by_position src/train/eval.c cli_eval_per_view \
 mut cli_view_ssim_of_previous src/cli/main.c cli_eval_per_view \
     'cJSON_AddNumberToObject(v, "ssim", ev->views[k].ssim);' \
     'cJSON_AddNumberToObject(v, "ssim", ev->views[k ? k - 1 : 0].ssim);'
+mut cli_out_keeps_highest src/cli/main.c cli_output_parents \
+    'for (size_t n = strlen(sub); n >= d->created; n--) {' \
+    'for (size_t n = strlen(sub); n > d->created; n--) {'
+mut cli_oom_first_factor_same src/cli/main.c cli_output_parents \
+    '2 * f);' \
+    'f + 1);'
 mut cli_oom_checkpoint_above_cap src/cli/main.c cli_train_out_of_memory \
     'if (ckpt_step && ckpt_count <= cap)' \
     'if (ckpt_step)'

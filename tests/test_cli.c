@@ -440,6 +440,53 @@ SPLAT_TEST(cli_output_folder_checked_first)
     }
 }
 
+/* Output folders are made with the folders above them (as mkdir -p) for demo, train, render and
+ * eval; a run that fails removes every folder it made, deepest first, and none it did not. The
+ * failure here is one before the first step (a SPLAT_MEM_LIMIT the starting model passes): its
+ * hint names --images-factor, doubled from the one given. */
+SPLAT_TEST(cli_output_parents)
+{
+    char root[600], dir[700], o[800], args[2400], path[1000], *out;
+    snprintf(root, sizeof root, "%s", splat_test_path("parents"));
+    snprintf(dir, sizeof dir, "%s/a/b/demo", root);
+    snprintf(args, sizeof args, "demo '%s' --size 32 --views 4 -q", dir);
+    int rc = run_cli(args, &out);
+    T_CHECK(rc == 0, "demo into a new folder's new folder: exit %d: %s", rc, out);
+    free(out);
+    if (rc != 0) return;
+    uint32_t depth = 1 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 3);
+    snprintf(o, sizeof o, "%s/a/t", root);
+    for (uint32_t k = 1; k < depth; k++) strcat(o, "/d");
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 5 --eval -q", dir, o);
+    rc = run_cli(args, &out);
+    snprintf(path, sizeof path, "%s/point_cloud.ply", o);
+    T_CHECK(rc == 0 && exists(path), "train -o %s (%u folders to make): exit %d: %s", o, depth, rc, out);
+    free(out);
+    snprintf(args, sizeof args, "eval '%s' '%s' -o '%s/e/f'", path, dir, root);
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 0, "eval -o a new folder's new folder: exit %d: %s", rc, out);
+    free(out);
+    /* a failed run: its folders go, a/ (which holds the demo) stays */
+    for (uint32_t factor = 0; factor <= 2; factor += 2) {
+        snprintf(o, sizeof o, "%s/a/x", root);
+        for (uint32_t k = 1; k < depth; k++) strcat(o, "/y");
+        char fa[32] = "";
+        if (factor) snprintf(fa, sizeof fa, " --images-factor %u", factor);
+        snprintf(args, sizeof args, "train '%s' -o '%s' --steps 5 -q%s", dir, o, fa);
+        rc = splat_test_cli("SPLAT_MEM_LIMIT=0.25", args, &out);
+        char hint[64];
+        snprintf(hint, sizeof hint, "(--images-factor %u)", factor ? 2 * factor : 2);
+        T_CHECK(rc == 1 && strstr(out, "would pass SPLAT_MEM_LIMIT") &&
+                    strstr(out, "out of GPU memory before the first step") && strstr(out, hint),
+                "train%s under a tiny limit: exit %d: %s", fa, rc, out);
+        free(out);
+        snprintf(path, sizeof path, "%s/a/x", root);
+        T_CHECK(!exists(path), "the failed run left %s behind", path);
+        snprintf(path, sizeof path, "%s/a/b/demo", root);
+        T_CHECK(exists(path), "the failed run removed %s, which it did not make", path);
+    }
+}
+
 /* render checks every camera and the scene before it writes anything: a cameras file whose
  * later camera is too large, or a scene with a value the renderer refuses, fails naming that
  * file (and the camera), with no output folder made; the same cameras without the bad one render

@@ -124,48 +124,71 @@ static bool load_scene(const char *path, splat_scene *scene)
     return true;
 }
 
-/* An output folder, checked before any work: created when missing, refused when it is a file or
- * cannot be written in. A run that fails removes what it created, if that is still empty. */
+/* An output folder, checked before any work: created when missing, with any missing folders above
+ * it (as mkdir -p), refused when it is a file or cannot be written in. A run that fails removes
+ * what it created, if that is still empty. */
 typedef struct out_dir {
     const char *path;
-    bool created;
+    size_t created; /* the length of the highest folder it created (0: none) */
 } out_dir;
 
-static bool out_open(out_dir *d, const char *path)
-{
-    d->path = path;
-    d->created = false;
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "splatc: %s: exists and is not a folder (the output folder, -o)\n", path);
-        return false;
-    }
-    if (mkdir(path, 0755) == 0) d->created = true;
-    else if (errno != EEXIST) {
-        fprintf(stderr, "splatc: %s: cannot create the output folder: %s\n", path, strerror(errno));
-        return false;
-    }
-    char probe[1100];
-    snprintf(probe, sizeof probe, "%s/.splatc-write-test-XXXXXX", path);
-    int fd = mkstemp(probe);
-    if (fd < 0) {
-        fprintf(stderr, "splatc: %s: cannot write in the output folder: %s\n", path, strerror(errno));
-        if (d->created) rmdir(path);
-        return false;
-    }
-    close(fd);
-    unlink(probe);
-    return true;
-}
-
-/* After a failed run: the folders it created, if empty (rmdir leaves any other alone). */
+/* After a failed run: the folders it created, deepest first, each only if empty (rmdir leaves any
+ * other alone). */
 static void out_failed(const out_dir *d)
 {
     if (!d->created) return;
     char sub[1100];
     snprintf(sub, sizeof sub, "%s/renders", d->path);
     rmdir(sub);
-    rmdir(d->path);
+    snprintf(sub, sizeof sub, "%s", d->path);
+    for (size_t n = strlen(sub); n >= d->created; n--) {
+        if (sub[n] != '/' && sub[n] != 0) continue;
+        sub[n] = 0;
+        if (n && sub[n - 1] != '/') rmdir(sub);
+    }
+}
+
+static bool out_open(out_dir *d, const char *path)
+{
+    d->path = path;
+    d->created = 0;
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "splatc: %s: exists and is not a folder (the output folder, -o)\n", path);
+        return false;
+    }
+    char dir[1100];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) {
+        fprintf(stderr, "splatc: %.64s...: the output folder's name is too long\n", path);
+        return false;
+    }
+    /* each folder on the way down, then the folder itself */
+    for (size_t n = 1;; n++) {
+        char c = dir[n];
+        if (c != '/' && c != 0) continue;
+        dir[n] = 0;
+        if (dir[n - 1] != '/' && mkdir(dir, 0755) == 0) {
+            if (!d->created) d->created = n;
+        } else if (dir[n - 1] != '/' && errno != EEXIST) {
+            fprintf(stderr, "splatc: %s: cannot create the output folder: %s%s%s\n", path, c ? dir : "", c ? ": " : "",
+                    strerror(errno));
+            out_failed(d);
+            return false;
+        }
+        dir[n] = c;
+        if (!c) break;
+    }
+    char probe[1100];
+    snprintf(probe, sizeof probe, "%s/.splatc-write-test-XXXXXX", path);
+    int fd = mkstemp(probe);
+    if (fd < 0) {
+        fprintf(stderr, "splatc: %s: cannot write in the output folder: %s\n", path, strerror(errno));
+        out_failed(d);
+        return false;
+    }
+    close(fd);
+    unlink(probe);
+    return true;
 }
 
 typedef struct common_opts {
@@ -600,7 +623,7 @@ static int cmd_train(int argc, char **argv)
                    "Ctrl-C (or SIGTERM) stops after the current iteration and writes OUT/point_cloud.ply and\n"
                    "OUT/checkpoint.ckpt (exit 130, or 143); again, it quits at once. SIGUSR1 writes them and\n"
                    "goes on.\n\n"
-                   "  -o, --output DIR    output folder (created)\n"
+                   "  -o, --output DIR    output folder (created, with any missing folders above it)\n"
                    "  --steps N           training steps (default 30000)\n"
                    "  --eval              hold out every 8th image of a COLMAP scene for evaluation\n"
                    "  --images-factor N   use images_N/ (or images/ downsampled by N); intrinsics follow\n"
@@ -906,6 +929,13 @@ static int cmd_train(int argc, char **argv)
                         ckpt_count);
             else
                 fprintf(stderr, " (--checkpoint-every N keeps a checkpoint to go on from)\n");
+        } else if (err.status == SPLAT_ERR_OUT_OF_DEVICE_MEMORY) {
+            /* Before the first step: the starting model and the buffers for the largest image. The
+             * images are not it (they stay in host memory when they do not fit the device). */
+            uint32_t f = desc.images_factor > 1 ? desc.images_factor : 1;
+            fprintf(stderr, "splatc: out of GPU memory before the first step: the starting Gaussians and the buffers "
+                            "for images of this size do not fit; smaller images need less (--images-factor %u)\n",
+                    2 * f);
         }
         return 1;
     }
@@ -1507,9 +1537,17 @@ static int cmd_demo(int argc, char **argv)
     splat_error err = {0};
     splat_ctx *ctx;
     if (splat_ctx_init(&ctx, &o.ctx, &err) != SPLAT_OK) return fail(&err);
+    out_dir od;
+    if (!out_open(&od, dir)) {
+        splat_ctx_free(ctx);
+        return 1;
+    }
     splat_status st = splat_make_demo(ctx, dir, &dd, &err);
     splat_ctx_free(ctx);
-    if (st != SPLAT_OK) return fail(&err);
+    if (st != SPLAT_OK) {
+        out_failed(&od);
+        return fail(&err);
+    }
     if (!o.quiet) printf("wrote the demo scene to %s\n", dir);
     return 0;
 }
