@@ -424,6 +424,9 @@ mut cli_out_keeps_highest src/cli/main.c cli_output_parents \
 mut cli_oom_first_factor_same src/cli/main.c cli_output_parents \
     '2 * f);' \
     'f + 1);'
+mut py_views_one_short python/splatc/__init__.py python_train_vs_cli \
+    '                        for v in views[:min(res.n_views, cap)]]' \
+    '                        for v in views[:min(res.n_views, cap) - 1]]'
 mut cli_oom_checkpoint_above_cap src/cli/main.c cli_train_out_of_memory \
     'if (ckpt_step && ckpt_count <= cap)' \
     'if (ckpt_step)'

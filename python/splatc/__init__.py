@@ -151,6 +151,8 @@ _SIGNATURES = {
     "splat_trainer_profile": (_u32, [_vp, _P(_StageTime), _u32]),
     "splat_trainer_diagnostics": (_u32, [_vp, ctypes.c_char_p, ctypes.c_size_t]),
     "splat_trainer_eval": (_enum, [_vp, ctypes.c_char_p, _P(_EvalResult), _P(_Error)]),
+    # the count only (views NULL): the struct's layout is not mirrored here
+    "splat_trainer_views": (_u32, [_vp, _vp, _u32]),
     "splat_trainer_scene": (_enum, [_vp, _P(_Scene), _P(_Error)]),
     "splat_trainer_save": (_enum, [_vp, ctypes.c_char_p, _P(_Error)]),
     "splat_trainer_resume": (_enum, [_vp, ctypes.c_char_p, _P(_Error)]),
@@ -779,13 +781,18 @@ class Trainer:
         _check(_lib.splat_trainer_resume(self._handle(), _path(path, "path"), ctypes.byref(err)), err)
 
     def evaluate(self, render_dir=None):
-        """PSNR, SSIM and L1 on the test views (every view when there are none), as a dict; writes
-        each render as a PNG into render_dir when given."""
-        res, err = _EvalResult(), _Error()
+        """PSNR, SSIM and L1 on the test views (every view when there are none), as a dict: the
+        means, and under "views" each view's {name, psnr, ssim, l1, psnr_full} in the order
+        evaluated (metrics.json's form); writes each render as a PNG into render_dir when given."""
+        cap = _lib.splat_trainer_views(self._handle(), None, 0)
+        views, err = (_EvalView * max(cap, 1))(), _Error()
+        res = _EvalResult(views=ctypes.cast(views, ctypes.POINTER(_EvalView)), views_cap=cap)
         rdir = None if render_dir is None else _path(render_dir, "render_dir")
         _check(_lib.splat_trainer_eval(self._handle(), rdir, ctypes.byref(res), ctypes.byref(err)), err)
-        # the per-view results (views, views_cap: none asked for here) are not part of the dict
-        return {name: getattr(res, name) for name, _ in _EvalResult._fields_ if not name.startswith("views")}
+        out = {name: getattr(res, name) for name, _ in _EvalResult._fields_ if not name.startswith("views")}
+        out["views"] = [{"name": v.name.decode(errors="replace"), **{k: getattr(v, k) for k in ("psnr", "ssim", "l1", "psnr_full")}}
+                        for v in views[:min(res.n_views, cap)]]
+        return out
 
     def profile(self):
         """With profile=True: [(stage, mean GPU ms per iteration)] in pipeline order."""

@@ -195,6 +195,13 @@ def case_train_vs_cli():
     ev = t.evaluate()
     check(ev["n_views"] == 1 and np.isfinite(ev["psnr"]), f"evaluate: {ev}")
     t.close()
+    # each view's results, against the CLI's metrics.json of the same bits
+    with open(f"{tmp}/out/metrics.json") as f:
+        cli_views = json.load(f)["views"]
+    check([v["name"] for v in ev["views"]] == [v["name"] for v in cli_views], f"views {ev['views']} vs the CLI's {cli_views}")
+    for mine_v, cli_v in zip(ev["views"], cli_views):
+        for k in ("psnr", "ssim", "l1", "psnr_full"):
+            check(abs(mine_v[k] - cli_v[k]) <= 1e-9 * max(1.0, abs(cli_v[k])), f"view {cli_v['name']} {k}: {mine_v[k]} vs {cli_v[k]}")
     # eval_scale reaches the library: the scene evaluated at a scale, as `splatc eval --scale` does
     scale = float(RNG.choice([0.5, 1.375, 2]))
     rc, _ = run(CLI, "eval", f"{tmp}/out/point_cloud.ply", data, "--eval", "--images-factor", 2, "--scale", scale,
