@@ -427,6 +427,15 @@ mut cli_oom_first_factor_same src/cli/main.c cli_output_parents \
 mut py_views_one_short python/splatc/__init__.py python_train_vs_cli \
     '                        for v in views[:min(res.n_views, cap)]]' \
     '                        for v in views[:min(res.n_views, cap) - 1]]'
+mut ckpt_data_hash_unchecked src/train/checkpoint.c cli_checkpoint \
+    'if (d && (d->size != sizeof there || there.hash != here.hash || there.n_views != here.n_views)) {' \
+    'if (d && (d->size != sizeof there || there.n_views != here.n_views)) {'
+mut ckpt_resume_at_end_refused src/train/checkpoint.c cli_checkpoint \
+    'if (meta.step > t->steps) {' \
+    'if (meta.step >= t->steps) {'
+mut cli_final_checkpoint_skipped src/cli/main.c cli_checkpoint \
+    'if (step == until && ckpt_every && (step % ckpt_every == 0 || step == steps)) {' \
+    'if (step == until && ckpt_every && step % ckpt_every == 0) {'
 mut cli_oom_checkpoint_above_cap src/cli/main.c cli_train_out_of_memory \
     'if (ckpt_step && ckpt_count <= cap)' \
     'if (ckpt_step)'

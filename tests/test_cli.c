@@ -161,6 +161,17 @@ static char *read_text(const char *path)
     return s;
 }
 
+/* Whether two files hold the same bytes (false when either cannot be read). */
+static bool files_equal(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    bool same = fa && fb;
+    for (int ca = 0, cb = 0; same && ca != EOF; same = ca == cb) ca = fgetc(fa), cb = fgetc(fb);
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
 /* A small demo scene, once per case. */
 static const char *cli_demo(const char *name, uint32_t size, uint32_t views)
 {
@@ -174,11 +185,13 @@ static const char *cli_demo(const char *name, uint32_t size, uint32_t views)
     return rc == 0 ? dir : NULL;
 }
 
-/* Checkpoints and resumes end to end: --checkpoint-every writes one; a resume with a larger
- * --steps goes on to the new total (it once waited forever for a total the checkpoint had
- * overwritten); a resume past the end of the run, on another dataset, with another strategy,
- * another SH degree or another seed, is refused (the checkpoint's degree or seed, asked for, is
- * not: the same command line with --resume goes on). */
+/* Checkpoints and resumes end to end: --checkpoint-every writes one, and one at the end where it
+ * does not divide --steps; a resume of that one with the same --steps trains nothing and writes
+ * the same PLY; a resume with a larger --steps goes on to the new total (it once waited forever
+ * for a total the checkpoint had overwritten); a resume past the end of the run, on another
+ * dataset or split (the same views held out differently), with another strategy, another SH
+ * degree or another seed, is refused (the checkpoint's degree or seed, asked for, is not: the
+ * same command line with --resume goes on). */
 SPLAT_TEST(cli_checkpoint_resume)
 {
     const char *dir = cli_demo("demo", 32, 8);
@@ -186,7 +199,7 @@ SPLAT_TEST(cli_checkpoint_resume)
     char a[600], b[600], other[600], args[2400], path[800], *out;
     snprintf(a, sizeof a, "%s", splat_test_path("a"));
     snprintf(b, sizeof b, "%s", splat_test_path("b"));
-    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 20 --checkpoint-every 10 -q", dir, a);
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 25 --checkpoint-every 10 -q", dir, a);
     T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
     free(out);
     snprintf(path, sizeof path, "%s/checkpoint.ckpt", a);
@@ -194,15 +207,35 @@ SPLAT_TEST(cli_checkpoint_resume)
     char ckpt[800];
     snprintf(ckpt, sizeof ckpt, "%s", path);
 
-    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --resume '%s' -q", dir, b, ckpt);
+    /* the checkpoint is the end's, step 25: nothing left to train, the same scene */
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 25 --resume '%s' -q", dir, b, ckpt);
     int rc = run_cli(args, &out);
-    T_CHECK(rc == 0, "resume to 40 steps: exit %d: %s", rc, out);
+    T_CHECK(rc == 0, "resume at the end: exit %d: %s", rc, out);
     free(out);
     snprintf(path, sizeof path, "%s/metrics.json", b);
     char *m = read_text(path);
-    T_CHECK(m && number_after(m, "\"steps\":") == 20, "the resumed run trained %g steps, not 20: %s",
+    T_CHECK(m && number_after(m, "\"steps\":") == 0, "the resume of the end's checkpoint trained %g steps: %s",
             number_after(m, "\"steps\":"), m ? m : "(no metrics.json)");
     free(m);
+    char ply_a[800], ply_b[800];
+    snprintf(ply_a, sizeof ply_a, "%s/point_cloud.ply", a);
+    snprintf(ply_b, sizeof ply_b, "%s/point_cloud.ply", b);
+    T_CHECK(files_equal(ply_a, ply_b), "the resume at the end wrote another scene");
+
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --resume '%s' -q", dir, b, ckpt);
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 0, "resume to 40 steps: exit %d: %s", rc, out);
+    free(out);
+    m = read_text(path);
+    T_CHECK(m && number_after(m, "\"steps\":") == 15, "the resumed run trained %g steps, not 15: %s",
+            number_after(m, "\"steps\":"), m ? m : "(no metrics.json)");
+    free(m);
+
+    /* the same dataset, its every 8th view held out (the checkpoint's run held out none) */
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --eval --resume '%s' -q", dir, b, ckpt);
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 1 && strstr(out, "another dataset or split"), "resume with another split: exit %d: %s", rc, out);
+    free(out);
 
     snprintf(args, sizeof args, "train '%s' -o '%s' --steps 10 --resume '%s' -q", dir, b, ckpt);
     rc = run_cli(args, &out);
