@@ -436,6 +436,18 @@ mut ckpt_resume_at_end_refused src/train/checkpoint.c cli_checkpoint \
 mut cli_final_checkpoint_skipped src/cli/main.c cli_checkpoint \
     'if (step == until && ckpt_every && (step % ckpt_every == 0 || step == steps)) {' \
     'if (step == until && ckpt_every && step % ckpt_every == 0) {'
+mut nerf_val_with_test src/io/nerf.c io_transforms \
+    'if (!list || (l == 2 && cJSON_GetObjectItemCaseSensitive(f->root, "test_filenames"))) continue;' \
+    'if (!list) continue;'
+mut nerf_angle_y_width src/io/nerf.c io_transforms \
+    'fy = has_ay ? 0.5 * H / tan(0.5 * ay) : fx;' \
+    'fy = has_ay ? 0.5 * W / tan(0.5 * ay) : fx;'
+mut colmap_text_crlf src/io/colmap.c io_colmap \
+    "while (n > 0 && (line[n - 1] == '\\r' || line[n - 1] == ' ' || line[n - 1] == '\\t')) line[--n] = 0;" \
+    "while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\\t')) line[--n] = 0;"
+mut ply_rest_gap_accepted src/io/ply.c io_ply \
+    'bool required = !normal && (!rest || (uint32_t)(s - SLOT_REST) < n_rest);' \
+    'bool required = !normal && !rest;'
 mut cli_oom_checkpoint_above_cap src/cli/main.c cli_train_out_of_memory \
     'if (ckpt_step && ckpt_count <= cap)' \
     'if (ckpt_step)'

@@ -96,6 +96,29 @@ static void colmap_round(bool text)
     check_colmap(&m, &ds, folder, 1, false, true);
     splat__dataset_free(&ds);
 
+    /* the text files with Windows line ends (CRLF): the same model */
+    if (text) {
+        const char *names[] = {"cameras.txt", "images.txt", "points3D.txt"};
+        for (int k = 0; k < 3; k++) {
+            char path[700];
+            snprintf(path, sizeof path, "%s/%s", model_dir, names[k]);
+            size_t size;
+            uint8_t *lf = t_read(path, &size), *crlf = malloc(2 * size + 1);
+            T_REQUIRE(lf && crlf);
+            size_t n = 0;
+            for (size_t i = 0; i < size; i++) {
+                if (lf[i] == '\n') crlf[n++] = '\r';
+                crlf[n++] = lf[i];
+            }
+            T_REQUIRE(t_write(path, crlf, n));
+            free(lf), free(crlf);
+        }
+        snprintf(folder, sizeof folder, "%s/images", scene);
+        T_OK(splat__dataset_load(&(splat_dataset_desc){.path = scene, .eval = true}, &ds, &err), &err);
+        check_colmap(&m, &ds, folder, 1, false, true);
+        splat__dataset_free(&ds);
+    }
+
     /* images_2/ exists: its files, their sizes, no extra downsampling */
     snprintf(folder, sizeof folder, "%s/images_2", scene);
     T_OK(splat__dataset_load(&(splat_dataset_desc){.path = scene, .images_factor = 2}, &ds, &err), &err);

@@ -263,6 +263,24 @@ SPLAT_TEST(io_ply_bad_input)
     EXPECT_PLY_FAIL(path, SPLAT_ERR_FORMAT, "lacks property \"y\"");
     write_text(path, "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float f_rest_45\nend_header\n1 2\n");
     EXPECT_PLY_FAIL(path, SPLAT_ERR_UNSUPPORTED, "f_rest_45\": SH above degree 3");
+    /* nine f_rest (degree 1's count) with one missing in the middle: the gap named, the SH not shifted */
+    {
+        uint32_t gap = rnd(9);
+        tbuf h = {0};
+        tb_printf(&h, "ply\nformat ascii 1.0\nelement vertex 1\n");
+        const char *base[] = {"x", "y", "z", "f_dc_0", "f_dc_1", "f_dc_2", "opacity", "scale_0", "scale_1", "scale_2",
+                              "rot_0", "rot_1", "rot_2", "rot_3"};
+        for (size_t k = 0; k < sizeof base / sizeof *base; k++) tb_printf(&h, "property float %s\n", base[k]);
+        for (uint32_t k = 0; k <= 9; k++)
+            if (k != gap) tb_printf(&h, "property float f_rest_%u\n", k);
+        tb_printf(&h, "end_header\n1 2 3 4 5 6 0.5 7 8 9 1 0 0 0 1 2 3 4 5 6 7 8 9\n");
+        tb_printf(&h, "%c", 0);
+        write_text(path, (const char *)h.p);
+        tb_free(&h);
+        char want[40];
+        snprintf(want, sizeof want, "lacks property \"f_rest_%u\"", gap);
+        EXPECT_PLY_FAIL(path, SPLAT_ERR_FORMAT, want);
+    }
     write_text(path, "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty list uchar int idx\nend_header\n1 2\n");
     EXPECT_PLY_FAIL(path, SPLAT_ERR_UNSUPPORTED, "\"idx\" is a list");
     write_text(path, "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\n"

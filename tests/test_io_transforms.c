@@ -268,6 +268,26 @@ SPLAT_TEST(io_transforms_variants)
     T_OK(splat__dataset_load(&(splat_dataset_desc){.path = s2}, &ds, &err), &err);
     T_CHECK(ds.n_views == 2 && !ds.views[0].is_test && ds.views[1].is_test);
     splat__dataset_free(&ds);
+    /* val_filenames beside test_filenames: the test list holds out, the val frames are left out */
+    small_scene(s2, 5, "\"fl_x\": 30", "\"train_filenames\": [\"images/f00.png\", \"images/f02.png\"], \"val_filenames\": "
+                "[\"images/f01.png\"], \"test_filenames\": [\"images/f03.png\"]", "");
+    T_OK(splat__dataset_load(&(splat_dataset_desc){.path = s2, .eval = true}, &ds, &err), &err);
+    T_CHECK(ds.n_views == 3 && !ds.views[0].is_test && !ds.views[1].is_test && ds.views[2].is_test &&
+                strcmp(ds.views[1].name, "images/f02.png") == 0 && strcmp(ds.views[2].name, "images/f03.png") == 0,
+            "train, val and test lists: %u views", ds.n_views);
+    splat__dataset_free(&ds);
+    /* camera_angle_x and camera_angle_y on 32x24 images: fx = 16 / tan(ax / 2), fy = 12 / tan(ay / 2) */
+    double ax = t_uniform(0.3, 2.0), ay = t_uniform(0.3, 2.0);
+    char angles[96];
+    snprintf(angles, sizeof angles, "\"camera_angle_x\": %.17g, \"camera_angle_y\": %.17g", ax, ay);
+    small_scene(s2, 2, angles, "", "");
+    T_OK(splat__dataset_load(&(splat_dataset_desc){.path = s2}, &ds, &err), &err);
+    double fx = 16 / tan(0.5 * ax), fy = 12 / tan(0.5 * ay);
+    T_CHECK(fabs(ds.views[1].camera.fx - fx) <= 1e-6 * fx && fabs(ds.views[1].camera.fy - fy) <= 1e-6 * fy &&
+                ds.views[1].camera.cx == 16 && ds.views[1].camera.cy == 12,
+            "angles %g, %g: fx %g fy %g cx %g cy %g, expected %g %g 16 12", ax, ay, (double)ds.views[1].camera.fx,
+            (double)ds.views[1].camera.fy, (double)ds.views[1].camera.cx, (double)ds.views[1].camera.cy, fx, fy);
+    splat__dataset_free(&ds);
     /* no lists: every 8th held out with eval, as COLMAP */
     small_scene(s2, 17, "\"fl_x\": 30", "", "");
     T_OK(splat__dataset_load(&(splat_dataset_desc){.path = s2, .eval = true}, &ds, &err), &err);
