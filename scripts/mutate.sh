@@ -448,6 +448,9 @@ mut colmap_text_crlf src/io/colmap.c io_colmap \
 mut ply_rest_gap_accepted src/io/ply.c io_ply \
     'bool required = !normal && (!rest || (uint32_t)(s - SLOT_REST) < n_rest);' \
     'bool required = !normal && !rest;'
+mut nonfinite_last_not_first src/train/model.c train_nonfinite \
+    'for (uint64_t e = 0; ok && e < n * w && e / w < first; e++)' \
+    'for (uint64_t e = 0; ok && e < n * w; e++)'
 mut cli_oom_checkpoint_above_cap src/cli/main.c cli_train_out_of_memory \
     'if (ckpt_step && ckpt_count <= cap)' \
     'if (ckpt_step)'

@@ -1023,7 +1023,7 @@ SPLAT_TEST(train_demo_psnr_floor)
 /* A NaN or Inf SH coefficient ends the run with SPLAT_ERR_NONFINITE naming its Gaussian, one the
  * views draw (the forward meets it in the colour) and one no view draws: training's forward reads
  * the SH of the drawn Gaussians only, so Adam meets that one as it writes it, and the next step
- * reports it. */
+ * reports it. A later Gaussian bad too, in its SH and its opacity: the report names the first. */
 SPLAT_TEST(train_nonfinite_sh_reported)
 {
     splat_ctx *ctx = test_ctx();
@@ -1040,17 +1040,24 @@ SPLAT_TEST(train_nonfinite_sh_reported)
         }
         T_OK(splat_trainer_run(t, 5, &err), &err);
         splat_gpu *g = t->env.gpu;
-        uint32_t i = (uint32_t)(splat__rng_u64(splat_test_rng()) % t->model.count);
+        uint32_t i = (uint32_t)(splat__rng_u64(splat_test_rng()) % (t->model.count - 1));
+        uint32_t j = i + 1 + (uint32_t)(splat__rng_u64(splat_test_rng()) % (t->model.count - 1 - i));
         uint32_t c = (uint32_t)(splat__rng_u64(splat_test_rng()) % 3); /* of the DC term, active from step 0 */
-        float v = bad_values[splat__rng_u64(splat_test_rng()) % 3];
+        float v = bad_values[splat__rng_u64(splat_test_rng()) % 3], w = bad_values[splat__rng_u64(splat_test_rng()) % 3];
         /* far above the ring of cameras, all of which look at its middle: outside every view */
         const float far_away[3] = {0.0f, 1e6f, 0.0f};
         if (!drawn) T_OK(splat__buf_upload(g, &t->model.params.means, (uint64_t)i * 12, far_away, 12, &err), &err);
+        if (!drawn) T_OK(splat__buf_upload(g, &t->model.params.means, (uint64_t)j * 12, far_away, 12, &err), &err);
         T_OK(splat__buf_upload(g, &t->model.params.sh, ((uint64_t)i * 48 + c) * 4, &v, 4, &err), &err);
+        /* a second, later Gaussian, bad in the SH and in the opacity (a group before it): the report
+         * still names the first */
+        T_OK(splat__buf_upload(g, &t->model.params.sh, ((uint64_t)j * 48 + c) * 4, &w, 4, &err), &err);
+        T_OK(splat__buf_upload(g, &t->model.params.opacities, (uint64_t)j * 4, &w, 4, &err), &err);
         splat_status st = splat_trainer_run(t, 40, &err);
         char want[64];
         snprintf(want, sizeof want, "Gaussian %u:", i);
-        printf("  %s Gaussian %u, SH 0.%u = %g: %s\n", drawn ? "drawn" : "never drawn", i, c, v, err.msg);
+        printf("  %s Gaussians %u (SH 0.%u = %g) and %u (SH and opacity %g): %s\n", drawn ? "drawn" : "never drawn", i, c, v, j, w,
+               err.msg);
         T_CHECK(st == SPLAT_ERR_NONFINITE && strstr(err.msg, want), "%s Gaussian %u, SH 0.%u = %g: got %s: %s",
                 drawn ? "drawn" : "never drawn", i, c, v, splat_status_str(st), err.msg);
         splat_trainer_free(t);
