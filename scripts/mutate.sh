@@ -451,6 +451,9 @@ mut ply_rest_gap_accepted src/io/ply.c io_ply \
 mut nonfinite_last_not_first src/train/model.c train_nonfinite \
     'for (uint64_t e = 0; ok && e < n * w && e / w < first; e++)' \
     'for (uint64_t e = 0; ok && e < n * w; e++)'
+mut eval_l1_every_pixel src/train/eval.c cli_eval_scale \
+    'one->l1 = rep->n_values ? rep->l1_sum / rep->n_values : 0;' \
+    'one->l1 = rep->l1_sum / ((double)w * h * 3.0);'
 mut cli_oom_checkpoint_above_cap src/cli/main.c cli_train_out_of_memory \
     'if (ckpt_step && ckpt_count <= cap)' \
     'if (ckpt_step)'

@@ -1472,8 +1472,8 @@ SPLAT_TEST(cli_eval_scale)
     }
 
     /* With masks (a disc that counts, in a copy of the demo): the mask resampled too, a pixel
-     * counting where the oracle's resampling of it is at least 0.5; PSNR over those pixels, and
-     * over every pixel ("psnr_full"), as computed here. */
+     * counting where the oracle's resampling of it is at least 0.5; PSNR and L1 over those pixels,
+     * and PSNR over every pixel ("psnr_full"), as computed here. */
     double s = scales[2];
     uint32_t w = (uint32_t)fmax(1, round(s * 34)), h = (uint32_t)fmax(1, round(s * 25));
     char md[700];
@@ -1500,7 +1500,7 @@ SPLAT_TEST(cli_eval_scale)
     free(out);
     snprintf(path, sizeof path, "%s/out/metrics.json", md);
     char *m = read_text(path);
-    double psnr = number_after(m, "\"psnr\":"), psnr_full = number_after(m, "\"psnr_full\":");
+    double psnr = number_after(m, "\"psnr\":"), psnr_full = number_after(m, "\"psnr_full\":"), l1 = number_after(m, "\"l1\":");
     free(m);
     splat_camera cam = cam0;
     cam.fx *= (float)w / 34, cam.cx *= (float)w / 34, cam.fy *= (float)h / 25, cam.cy *= (float)h / 25;
@@ -1510,13 +1510,13 @@ SPLAT_TEST(cli_eval_scale)
     double *src = malloc(sizeof *src * 34 * 25 * 3), *want = malloc(sizeof *want * w * h * 3);
     for (uint32_t p = 0; p < 34 * 25 * 3; p++) src[p] = img.rgba[4 * (p / 3) + p % 3] / 255.0;
     t_resample_oracle(src, 34, 25, 3, want, w, h);
-    double sq = 0, sq_full = 0;
+    double sq = 0, sq_full = 0, ab = 0;
     uint32_t counted = 0, ties = 0;
     for (uint32_t p = 0; p < w * h * 3; p++) {
         double d = fmin(fmax(rgb[p], 0.0), 1.0) - lrintf(255.0f * (float)want[p]) / 255.0, v = mask2[p / 3];
         sq_full += d * d;
         ties += v != 0.5 && fabs(v - 0.5) < 1e-9; /* a side the rounding decides */
-        if (v >= 0.5) sq += d * d, counted++;
+        if (v >= 0.5) sq += d * d, ab += fabs(d), counted++;
     }
     double mse = sq / counted, mse_eval = pow(10, -psnr / 10), mse_full = sq_full / (w * h * 3);
     printf("  scale %g with a mask (%u of %u pixels count): PSNR %.4f, here %.4f; every pixel %.4f, here %.4f\n", s,
@@ -1525,6 +1525,7 @@ SPLAT_TEST(cli_eval_scale)
             mse);
     T_CHECK(fabs(mse_full - pow(10, -psnr_full / 10)) <= 1e-5 * mse_full, "every pixel: PSNR %.6f, here %.6f", psnr_full,
             -10 * log10(mse_full));
+    T_CHECK(ties > 0 || fabs(ab / counted - l1) <= 1e-5 * ab / counted, "masked: eval's L1 %.8g, here %.8g", l1, ab / counted);
     free(src), free(want), free(mask), free(mask2);
     splat_free(rgb);
     splat__image_free(&img);
