@@ -454,6 +454,9 @@ mut nonfinite_last_not_first src/train/model.c train_nonfinite \
 mut eval_l1_every_pixel src/train/eval.c cli_eval_scale \
     'one->l1 = rep->n_values ? rep->l1_sum / rep->n_values : 0;' \
     'one->l1 = rep->l1_sum / ((double)w * h * 3.0);'
+mut progress_loss_weights_swapped src/train/ring.c train_progress \
+    't->prog.loss = (float)((1.0 - SPLAT_LOSS_LAMBDA) * l1 + SPLAT_LOSS_LAMBDA * (1.0 - ssim));' \
+    't->prog.loss = (float)(SPLAT_LOSS_LAMBDA * l1 + (1.0 - SPLAT_LOSS_LAMBDA) * (1.0 - ssim));'
 mut cli_oom_checkpoint_above_cap src/cli/main.c cli_train_out_of_memory \
     'if (ckpt_step && ckpt_count <= cap)' \
     'if (ckpt_step)'

@@ -1147,6 +1147,71 @@ static void log_progress(void *user, const splat_train_progress *p)
     if (log->n < 4096) log->when[log->n] = splat__now(), log->p[log->n++] = *p;
 }
 
+/* The loss and PSNR a progress report gives (and --log and metrics.json's final loss with it)
+ * against the reference loss (src/ref) of the same render: a demo of two views, one held out, so
+ * step 0 trains on the other; the demo's own ground truth with random colours as the start (the
+ * truth itself scores a loss of 0.001, mostly the 8-bit rounding, where float sums differ in the
+ * fourth digit), at SH degree 0 (step 0's), on the demo's background; the report after one step is
+ * that iteration's. */
+SPLAT_TEST(train_progress_loss_vs_ref)
+{
+    splat_ctx *ctx = test_ctx();
+    if (!ctx) return;
+    const char *dir = demo_dir(ctx, 32 + 8 * (uint32_t)(splat__rng_u64(splat_test_rng()) % 4), 2);
+    progress_log *log = calloc(1, sizeof *log);
+    splat_error err = {0};
+    splat_trainer *t = NULL;
+    char gt[600], start[700];
+    snprintf(gt, sizeof gt, "%s/ground_truth.ply", dir ? dir : "");
+    snprintf(start, sizeof start, "%s/start.ply", dir ? dir : "");
+    splat_scene scene = {0};
+    if (dir && splat_scene_load_ply(gt, &scene, &err) == SPLAT_OK) {
+        for (uint32_t i = 0; i < scene.count; i++)
+            for (int c = 0; c < 3; c++) scene.sh[i * 48 + c] = (float)t_uniform(-1.5, 1.5);
+        T_OK(splat_scene_save_ply(start, &scene, &err), &err);
+    }
+    splat_render_desc rd = {.background = {0.1f, 0.1f, 0.12f}};
+    splat_train_desc desc = {.data = dir, .eval = true, .init_ply = start, .render = rd, .background = SPLAT_BACKGROUND_COLOR,
+                             .steps = 1, .seed = splat__rng_u64(splat_test_rng()), .progress = log_progress,
+                             .progress_user = log, .progress_ms = 1};
+    if (!dir || splat_trainer_init(&t, ctx, &desc, &err) != SPLAT_OK) {
+        splat_test_fail(__FILE__, __LINE__, "trainer:", "%s", err.msg);
+        goto done;
+    }
+    splat_view_info views[2];
+    T_REQUIRE(splat_trainer_views(t, views, 2) == 2 && views[0].is_test && !views[1].is_test, "not one view of each");
+    T_OK(splat_trainer_run(t, 1, &err), &err);
+    T_REQUIRE(log->n > 0 && log->p[log->n - 1].step == 1, "no report of step 1");
+    const splat_train_progress *p = &log->p[log->n - 1];
+
+    splat_dataset ds;
+    T_OK(splat__dataset_load(&(splat_dataset_desc){.path = dir, .eval = true}, &ds, &err), &err);
+    const splat_camera *cam = &ds.views[1].camera;
+    rd.sh_degree = SPLAT_SH_DEGREE_0;
+    float *img = NULL;
+    splat_image im;
+    T_OK(splat_render(ctx, &scene, cam, 1, &rd, &img, &err), &err);
+    T_OK(splat__image_load(ds.views[1].image_path, &im, &err), &err);
+    uint64_t px = (uint64_t)cam->width * cam->height;
+    float *y = malloc(px * 12);
+    for (uint64_t q = 0; q < px * 3; q++) y[q] = im.rgba[q / 3 * 4 + q % 3] / 255.0f;
+    splat_ref_loss_value val;
+    splat__ref_loss(img, y, cam->width, cam->height, SPLAT_REF_LAMBDA, &val, NULL);
+    printf("  %ux%u: reported loss %.7g, PSNR %.5f; reference %.7g, %.5f\n", cam->width, cam->height, p->loss, p->psnr,
+           val.loss, val.psnr);
+    T_CHECK(fabs(p->loss - val.loss) <= 1e-5 * val.loss, "the report's loss %.7g, the reference's %.7g", p->loss, val.loss);
+    T_CHECK(fabs(p->psnr - val.psnr) <= 1e-4, "the report's PSNR %.5f, the reference's %.5f", p->psnr, val.psnr);
+    splat_free(img);
+    splat__image_free(&im);
+    free(y);
+    splat__dataset_free(&ds);
+done:
+    splat_scene_free(&scene);
+    splat_trainer_free(t);
+    free(log);
+    splat_ctx_free(ctx);
+}
+
 SPLAT_TEST(train_progress_reports)
 {
     splat_ctx *ctx = test_ctx();
