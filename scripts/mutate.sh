@@ -457,6 +457,12 @@ mut eval_l1_every_pixel src/train/eval.c cli_eval_scale \
 mut progress_loss_weights_swapped src/train/ring.c train_progress \
     't->prog.loss = (float)((1.0 - SPLAT_LOSS_LAMBDA) * l1 + SPLAT_LOSS_LAMBDA * (1.0 - ssim));' \
     't->prog.loss = (float)(SPLAT_LOSS_LAMBDA * l1 + (1.0 - SPLAT_LOSS_LAMBDA) * (1.0 - ssim));'
+mut refine_counts_swapped src/train/strategy_default.c train_densify \
+    'm->refines++, m->cloned += res.clones, m->split += res.splits, m->pruned += res.pruned;' \
+    'm->refines++, m->cloned += res.splits, m->split += res.clones, m->pruned += res.pruned;'
+mut refine_seed_unmixed src/train/strategy_default.c train_densify \
+    '.seed = (uint32_t)d->seed ^ step, .scene_scale = (float)ctx->scene_scale, .prune_large_after = d->reset_every,' \
+    '.seed = (uint32_t)d->seed, .scene_scale = (float)ctx->scene_scale, .prune_large_after = d->reset_every,'
 mut cli_oom_checkpoint_above_cap src/cli/main.c cli_train_out_of_memory \
     'if (ckpt_step && ckpt_count <= cap)' \
     'if (ckpt_step)'

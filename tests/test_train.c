@@ -349,8 +349,10 @@ typedef enum budget_kind {
  * on a device that reports its free memory, whose first new parameter buffer then fails as out of
  * memory: the refine must make its arrays again without the room it gives there. Or in place
  * with the compaction's scratch failing once at its natural size: it must take half. Neither may
- * leave an error behind. */
-typedef enum densify_mode { DENSIFY_FRESH, DENSIFY_IN_PLACE, DENSIFY_ROOM_FAILS, DENSIFY_SCRATCH_FAILS } densify_mode;
+ * leave an error behind. Or with the rows alone through the default strategy's run, as the
+ * trainer calls it: the seed, the prune's step and the budget from the run's desc, the decisions
+ * summed into the model's counts (metrics.json's cloned, split, pruned). */
+typedef enum densify_mode { DENSIFY_FRESH, DENSIFY_IN_PLACE, DENSIFY_ROOM_FAILS, DENSIFY_SCRATCH_FAILS, DENSIFY_STRATEGY } densify_mode;
 
 /* One refine at `step` on a crafted scene of n Gaussians (every one built to be kept, cloned, split
  * or pruned by a wide margin) under a budget of kind bk, its arrays made as `mode` says: the GPU
@@ -361,6 +363,7 @@ static void densify_case(kfix *f, uint32_t step, budget_kind bk, densify_mode mo
 {
     bool in_place = mode == DENSIFY_IN_PLACE || mode == DENSIFY_SCRATCH_FAILS;
     splat_error err = {0};
+    if (mode == DENSIFY_STRATEGY && step % SPLAT_REF_RESET_EVERY == 0) step += 100; /* no opacity reset after it */
     uint32_t n = 200 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 600);
     if (mode == DENSIFY_SCRATCH_FAILS) n += 300; /* a natural scratch of over 2 x 256 rows: half is tried */
     double scene_scale = t_uniform(0.5, 5);
@@ -437,7 +440,26 @@ static void densify_case(kfix *f, uint32_t step, budget_kind bk, densify_mode mo
     }
     if (mode == DENSIFY_SCRATCH_FAILS) splat__buf_fail_prefix = "densify.compact", splat__buf_fail_times = 1;
     splat_densify_result res;
-    T_OK(splat__densify_run(&job, &res, &err), &err);
+    if (mode == DENSIFY_STRATEGY) {
+        splat_strategy_state *st = NULL;
+        T_OK(splat__strategy_default.init(&st, f->g, &err), &err);
+        splat_model sm = {.count = n, .params = gp, .moments = gm};
+        splat_render_bufs rb = {.stats = b_stats};
+        splat_train_desc d = {.seed = run_seed, .refine_start = 0, .refine_every = 100, .refine_stop = UINT32_MAX,
+                              .reset_every = SPLAT_REF_RESET_EVERY, .max_gaussians = max_count}; /* resolved: none is UINT32_MAX */
+        splat_strategy_ctx ctx = {.gpu = f->g, .stream = &f->s, .sorter = &f->sorter, .model = &sm, .rb = &rb, .desc = &d,
+                                  .scene_scale = scene_scale};
+        bool resized = false;
+        T_OK(splat__strategy_default.run(st, &ctx, step, &resized, &err), &err);
+        T_CHECK(resized && sm.refines == 1, "the strategy's run: resized %d, %u refines", resized, sm.refines);
+        gp = sm.params, gm = sm.moments;
+        res = (splat_densify_result){.count = sm.count, .clones = sm.cloned, .splits = sm.split, .pruned = sm.pruned,
+                                     .in_place = sm.refines_in_place > 0};
+        splat__scene_gpu_free(f->g, &sm.grads);
+        splat__strategy_default.free(st, f->g);
+    } else {
+        T_OK(splat__densify_run(&job, &res, &err), &err);
+    }
     splat__densify_compact_rows = 0;
     if (mode == DENSIFY_ROOM_FAILS || mode == DENSIFY_SCRATCH_FAILS) {
         T_CHECK(splat__buf_fail_times == 0 || res.skipped, "the refine allocated no %s buffer", splat__buf_fail_prefix);
@@ -457,7 +479,7 @@ static void densify_case(kfix *f, uint32_t step, budget_kind bk, densify_mode mo
            "clones, %u splits)\n",
            step, max_count, base, full, n, res.count, res.clones, res.splits, res.pruned, res.clones_cut, res.splits_cut);
     if (bk != BUDGET_BELOW_BASE) T_CHECK(res.count <= max_count, "%u Gaussians over the budget", res.count);
-    if (bk == BUDGET_CLONES || bk == BUDGET_SPLITS || bk == BUDGET_TIGHT)
+    if ((bk == BUDGET_CLONES || bk == BUDGET_SPLITS || bk == BUDGET_TIGHT) && mode != DENSIFY_STRATEGY)
         T_CHECK(res.clones_cut + res.splits_cut > 0, "a budget below the full count cut nothing");
     T_CHECK(res.count == ref.scene.count && res.clones == ref.n_clone && res.splits == ref.n_split &&
                 res.pruned == ref.n_prune,
@@ -534,6 +556,14 @@ static void densify_cases(const densify_spec *cases, size_t n)
 SPLAT_TEST(train_densify_vs_ref)
 {
     static const densify_spec cases[] = {{false, BUDGET_NONE, DENSIFY_FRESH}, {true, BUDGET_NONE, DENSIFY_FRESH}};
+    densify_cases(cases, SPLAT_COUNTOF(cases));
+}
+
+/* The same through the default strategy's run (DENSIFY_STRATEGY), unbudgeted and one below the
+ * unbudgeted count. */
+SPLAT_TEST(train_densify_strategy_vs_ref)
+{
+    static const densify_spec cases[] = {{false, BUDGET_NONE, DENSIFY_STRATEGY}, {true, BUDGET_TIGHT, DENSIFY_STRATEGY}};
     densify_cases(cases, SPLAT_COUNTOF(cases));
 }
 
