@@ -463,6 +463,12 @@ mut refine_counts_swapped src/train/strategy_default.c train_densify \
 mut refine_seed_unmixed src/train/strategy_default.c train_densify \
     '.seed = (uint32_t)d->seed ^ step, .scene_scale = (float)ctx->scene_scale, .prune_large_after = d->reset_every,' \
     '.seed = (uint32_t)d->seed, .scene_scale = (float)ctx->scene_scale, .prune_large_after = d->reset_every,'
+mut eval_render_name_slash_kept src/train/eval.c cli_transforms_json \
+    "if (*ch == '/' || *ch == '\\\\') *ch = '_';" \
+    "if (*ch == '\\\\') *ch = '_';"
+mut cli_out_created_deepest src/cli/main.c cli_output_parents \
+    'if (!d->created) d->created = n;' \
+    'd->created = n;'
 mut cli_oom_checkpoint_above_cap src/cli/main.c cli_train_out_of_memory \
     'if (ckpt_step && ckpt_count <= cap)' \
     'if (ckpt_step)'
