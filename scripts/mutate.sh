@@ -469,6 +469,21 @@ mut eval_render_name_slash_kept src/train/eval.c cli_transforms_json \
 mut cli_out_created_deepest src/cli/main.c cli_output_parents \
     'if (!d->created) d->created = n;' \
     'd->created = n;'
+mut sog_rotation_tag_check src/io/sog.c io_formats \
+    '        if (qp[3] < 252) {' \
+    '        if (qp[3] < 248) {'
+mut splat_scale_inf_accepted src/io/splat.c io_formats \
+    'else if (!(v[3 + k] > 0) || !isfinite(v[3 + k]))' \
+    'else if (!(v[3 + k] > 0))'
+mut cli_path_size_fy_sx src/cli/main.c cli_orbit \
+    'cams[k].fy = (float)(cams[k].fy * sy), cams[k].cy = (float)(cams[k].cy * sy);' \
+    'cams[k].fy = (float)(cams[k].fy * sx), cams[k].cy = (float)(cams[k].cy * sy);'
+mut orbit_fy_from_width src/cli/flythrough.c cli_orbit \
+    '        fy = c0->fy * (double)h / c0->height;' \
+    '        fy = c0->fy * (double)w / c0->width;'
+mut frame_campos_R_not_RT src/render/frame.c api_render \
+    '        for (int k = 0; k < 3; k++) c -= (double)cam->R[k * 3 + i] * cam->t[k];' \
+    '        for (int k = 0; k < 3; k++) c -= (double)cam->R[i * 3 + k] * cam->t[k];'
 mut cli_oom_checkpoint_above_cap src/cli/main.c cli_train_out_of_memory \
     'if (ckpt_step && ckpt_count <= cap)' \
     'if (ckpt_step)'

@@ -596,7 +596,7 @@ SPLAT_TEST(cli_orbit_and_path)
     char gt[1100];
     snprintf(gt, sizeof gt, "%s/ground_truth.ply", dir);
     const char *orb = tpath("orbit"), *bounds = tpath("bounds");
-    const char *around[] = {"", "render", gt, "--orbit", sn, "--cameras", cat(o, "cameras.json"), "--size", "40x30",
+    const char *around[] = {"", "render", gt, "--orbit", sn, "--cameras", cat(o, "cameras.json"), "--size", "40x36",
                             "--no-video", "-o", orb, "-q", NULL};
     T_REQUIRE(run(around, out) == 0, "--orbit around the cameras failed");
     const char *plain[] = {"", "render", gt, "--orbit", sn, "--size", "40x30", "--no-video", "-o", bounds, "-q", NULL};
@@ -652,6 +652,17 @@ SPLAT_TEST(cli_orbit_and_path)
     T_CHECK(sqrt(dot3(p, p)) < 1e-3 && fabs(sqrt(radius * radius + height * height) - 3.2) < 0.5, "p %g %g %g", p[0], p[1],
             p[2]);
     check_orbit(orb, &s, ctx, n, p, up, radius, height, start);
+    /* its intrinsics: the first camera's fields of view at 40x36 (not the cameras' 4:3), centred */
+    splat_camera *oc;
+    uint32_t on;
+    T_OK(splat_read_cameras(cat(orb, "path.json"), &oc, &on, &err), &err);
+    for (uint32_t k = 0; k < on; k++) {
+        double fx = cams[0].fx * 40.0 / cams[0].width, fy = cams[0].fy * 36.0 / cams[0].height;
+        T_CHECK(oc[k].width == 40 && oc[k].height == 36 && fabs(oc[k].fx - fx) < 1e-4 * fx && fabs(oc[k].fy - fy) < 1e-4 * fy &&
+                    oc[k].cx == 20 && oc[k].cy == 18,
+                "orbit camera %u: %ux%u f %g %g c %g %g, want 40x36 f %g %g c 20 18", k, oc[k].width, oc[k].height, oc[k].fx,
+                oc[k].fy, oc[k].cx, oc[k].cy, fx, fy);
+    }
     splat_free(cams);
 
     /* the circle of the bounds */
@@ -680,6 +691,23 @@ SPLAT_TEST(cli_orbit_and_path)
         T_CHECK(same_bytes(cat(orb, png), cat(path_dir, png)), "--path frame %u differs from the orbit's", k);
     }
     T_CHECK(count_prefixed(path_dir, "frame_") == (int)n);
+    /* the path at another size and shape: each frame the render of its camera with the intrinsics
+     * scaled by the sizes, axis by axis */
+    const char *path2_dir = tpath("path2");
+    const char *path2[] = {"", "render", gt, "--path", cat(orb, "path.json"), "--size", "20x40", "--no-video", "-o", path2_dir,
+                           "-q", NULL};
+    T_REQUIRE(run(path2, out) == 0, "--path --size failed");
+    for (uint32_t k = 0; k < on; k++) {
+        splat_camera c = oc[k];
+        c.fx *= 20.0f / 40, c.cx *= 20.0f / 40, c.fy *= 40.0f / 36, c.cy *= 40.0f / 36, c.width = 20, c.height = 40;
+        float *img = NULL;
+        T_OK(splat_render(ctx, &s, &c, 1, &(splat_render_desc){0}, &img, &err), &err);
+        char png[32];
+        snprintf(png, sizeof png, "frame_%04u.png", k);
+        T_CHECK(png_differs(cat(path2_dir, png), img, &c) == 0, "--path --size 20x40: %s is not the render of its camera", png);
+        splat_free(img);
+    }
+    splat_free(oc);
     const char *mixed[] = {"", "render", gt, "--path", cat(o, "cameras.json"), "-o", path_dir, NULL};
     char *json = slurp(cat(o, "cameras.json"), NULL);
     T_REQUIRE(json);

@@ -2,6 +2,8 @@
  * counts equal, Gaussian by Gaussian within each format's documented error (docs/FORMATS.md; the
  * bounds below are derived there), bad input refused naming the file, and the dispatch by name.
  * The same checks against splat-transform are in test_interop.c. */
+#include <webp/decode.h>
+#include <webp/encode.h>
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -306,6 +308,13 @@ SPLAT_TEST(io_formats_bad_input)
     t_write(sp, b, n);
     snprintf(what, sizeof what, "record %u: scale 0", bad);
     EXPECT_FAIL(sp, SPLAT_ERR_FORMAT, what);
+    /* an infinite scale: no log-scale holds it */
+    float inf_ = INFINITY, one = 1;
+    memcpy(b + bad * 32 + 16, &one, 4);
+    memcpy(b + bad * 32 + 12 + 4 * (uint32_t)t_uniform(0, 3), &inf_, 4);
+    t_write(sp, b, n);
+    snprintf(what, sizeof what, "record %u: scale", bad);
+    EXPECT_FAIL(sp, SPLAT_ERR_FORMAT, what);
     free(b);
 
     /* compressed PLY: chunk counts that disagree, a count the file cannot hold, wrong types,
@@ -449,6 +458,26 @@ SPLAT_TEST(io_formats_bad_input)
     t_write(img, b, n);
     free(b);
     EXPECT_FAIL(meta, SPLAT_ERR_FORMAT, "scales.webp");
+    /* a rotation tag (a quats texel's alpha) outside 252..255, the format's four: refused, naming it
+     * (the tag less 252 indexes the quaternion's components) */
+    const uint8_t tags[2] = {251, (uint8_t)t_uniform(0, 251)}; /* the one below the four, and any */
+    for (int k = 0; k < 2; k++) {
+        T_OK(splat__sog_write(meta, &s, &err), &err);
+        const char *quats = t_path("sf/quats.webp");
+        b = t_read(quats, &n);
+        int qw = 0, qh = 0;
+        uint8_t *texels = WebPDecodeRGBA(b, n, &qw, &qh);
+        free(b);
+        T_REQUIRE(texels && qw > 0 && qh > 0);
+        texels[4 * (size_t)t_uniform(0, 300) + 3] = tags[k];
+        uint8_t *enc = NULL;
+        size_t en = WebPEncodeLosslessRGBA(texels, qw, qh, 4 * qw, &enc);
+        T_REQUIRE(en > 0);
+        t_write(quats, enc, en);
+        WebPFree(enc), WebPFree(texels);
+        snprintf(what, sizeof what, "rotation tag %u is not 252..255", tags[k]);
+        EXPECT_FAIL(meta, SPLAT_ERR_FORMAT, what);
+    }
     free(text);
     /* the bundle cut short, and a bundle whose meta.json fails its CRC */
     T_OK(splat__sog_write(gp, &s, &err), &err);
