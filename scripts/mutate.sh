@@ -484,6 +484,12 @@ mut orbit_fy_from_width src/cli/flythrough.c cli_orbit \
 mut frame_campos_R_not_RT src/render/frame.c api_render \
     '        for (int k = 0; k < 3; k++) c -= (double)cam->R[k * 3 + i] * cam->t[k];' \
     '        for (int k = 0; k < 3; k++) c -= (double)cam->R[i * 3 + k] * cam->t[k];'
+mut spz_v1_f16_byte_order src/io/spz.c io_spz \
+    'v = splat__f16_to_f32((uint16_t)(h[0] | h[1] << 8));' \
+    'v = splat__f16_to_f32((uint16_t)(h[0] << 8 | h[1]));'
+mut spz_v2_rotation_scale src/io/spz.c io_spz \
+    'for (int k = 0; k < 3; k++) q[k] = r[k] / 127.5 - 1.0;' \
+    'for (int k = 0; k < 3; k++) q[k] = r[k] / 128.0 - 1.0;'
 mut cli_oom_checkpoint_above_cap src/cli/main.c cli_train_out_of_memory \
     'if (ckpt_step && ckpt_count <= cap)' \
     'if (ckpt_step)'

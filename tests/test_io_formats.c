@@ -572,3 +572,80 @@ SPLAT_TEST(io_sog_folder_write_fails_whole)
     splat_scene_free(&a);
     splat_scene_free(&b);
 }
+
+/* ------------------------------------------------------------- SPZ versions 1 and 2, by hand */
+
+/* A half float's value by its definition (IEEE 754 binary16), finite ones only. */
+static double half_value(uint16_t h)
+{
+    int sign = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+    return sign ? -v : v;
+}
+
+/* Files of versions 1 and 2 (which splatc reads and no longer writes: no tool at hand writes them
+ * either), built here from the format's definition: a 16-byte header, then positions (version 1:
+ * three little-endian half floats; 2: three 24-bit little-endian fixed-point numbers with the
+ * header's fractional bits), alphas, colours, scales and three-byte rotations (x, y, z as
+ * r / 127.5 - 1, w the rest of the unit length), gzipped whole. Every value is read back as the
+ * definition gives it, in splatc's axes (SPZ's right-up-back: y and z negated). */
+SPLAT_TEST(io_spz_versions_1_2)
+{
+    for (uint32_t version = 1; version <= 2; version++) {
+        uint32_t n = 20 + (uint32_t)t_uniform(0, 200), frac = 8 + (uint32_t)t_uniform(0, 8);
+        tbuf raw = {0};
+        tb_u32(&raw, 0x5053474e), tb_u32(&raw, version), tb_u32(&raw, n);
+        tb_u8(&raw, 0), tb_u8(&raw, (uint8_t)frac), tb_u8(&raw, 0), tb_u8(&raw, 0);
+        double *pos = malloc(sizeof *pos * n * 3);
+        uint8_t *alpha = malloc(n), *col = malloc(3 * n), *scl = malloc(3 * n), *rot = malloc(3 * n);
+        for (uint32_t i = 0; i < 3 * n; i++) {
+            if (version == 1) {
+                uint16_t h;
+                do h = (uint16_t)t_uniform(0, 65536); while (((h >> 10) & 31) == 31);
+                pos[i] = half_value(h);
+                tb_u8(&raw, (uint8_t)(h & 255)), tb_u8(&raw, (uint8_t)(h >> 8));
+            } else {
+                int32_t fixed = (int32_t)t_uniform(-8388608, 8388607);
+                pos[i] = ldexp(fixed, -(int)frac);
+                uint32_t u = (uint32_t)fixed & 0xffffff;
+                tb_u8(&raw, (uint8_t)u), tb_u8(&raw, (uint8_t)(u >> 8)), tb_u8(&raw, (uint8_t)(u >> 16));
+            }
+        }
+        for (uint32_t i = 0; i < n; i++) tb_u8(&raw, alpha[i] = (uint8_t)t_uniform(1, 255));
+        for (uint32_t i = 0; i < 3 * n; i++) tb_u8(&raw, col[i] = (uint8_t)t_uniform(0, 256));
+        for (uint32_t i = 0; i < 3 * n; i++) tb_u8(&raw, scl[i] = (uint8_t)t_uniform(0, 256));
+        for (uint32_t i = 0; i < 3 * n; i++) tb_u8(&raw, rot[i] = (uint8_t)t_uniform(64, 192)); /* |xyz| < 1 */
+        size_t gz_n;
+        uint8_t *gz = gzip_bytes(raw.p, raw.n, &gz_n);
+        const char *path = t_path("v%u.spz", version);
+        t_write(path, gz, gz_n);
+        free(gz);
+        tb_free(&raw);
+        splat_scene s;
+        splat_error err = {0};
+        T_OK(splat__spz_read(path, &s, NULL, &err), &err);
+        T_REQUIRE(s.count == n && s.sh_degree == 0, "version %u: %u Gaussians of degree %u, not %u of 0", version, s.count,
+                  s.sh_degree, n);
+        uint32_t bad = 0;
+        const double flip[3] = {1, -1, -1};
+        for (uint32_t i = 0; i < n; i++) {
+            double q[3], w2 = 1;
+            for (int k = 0; k < 3; k++) {
+                uint32_t e = 3 * i + (uint32_t)k;
+                bad += s.means[e] != (float)(flip[k] * pos[e]);
+                bad += fabs(s.log_scales[e] - (scl[e] / 16.0 - 10.0)) > 1e-6;
+                bad += fabs(s.sh[48 * i + (uint32_t)k] - (col[e] / 255.0 - 0.5) / 0.15) > 1e-5;
+                q[k] = rot[e] / 127.5 - 1.0, w2 -= q[k] * q[k];
+            }
+            bad += fabs(1 / (1 + exp(-s.opacities[i])) - alpha[i] / 255.0) > 1e-6;
+            const float *o = s.quats + 4 * i;
+            bad += fabs(o[0] - sqrt(w2)) > 1e-6 || fabs(o[1] - q[0]) > 1e-6 || fabs(o[2] + q[1]) > 1e-6 || fabs(o[3] + q[2]) > 1e-6;
+            if (bad && i < 3) printf("  version %u, Gaussian %u: mean %g %g %g, want %g %g %g\n", version, i, s.means[3 * i],
+                                     s.means[3 * i + 1], s.means[3 * i + 2], pos[3 * i], -pos[3 * i + 1], -pos[3 * i + 2]);
+        }
+        printf("  version %u: %u Gaussians (%u fractional bits for version 2)\n", version, n, frac);
+        T_CHECK(bad == 0, "version %u: %u values differ from the format's definition", version, bad);
+        splat_scene_free(&s);
+        free(pos), free(alpha), free(col), free(scl), free(rot);
+    }
+}
