@@ -491,6 +491,12 @@ SPLAT_TEST(cli_output_parents)
     rc = run_cli(args, &out);
     T_CHECK(rc == 0, "eval -o a new folder's new folder: exit %d: %s", rc, out);
     free(out);
+    snprintf(args, sizeof args, "render '%s' --cameras '%s/cameras.json' -o '%s/r/s' -q", path, o, root);
+    rc = run_cli(args, &out);
+    char png[800];
+    snprintf(png, sizeof png, "%s/r/s/view_000.png", root);
+    T_CHECK(rc == 0 && exists(png), "render -o a new folder's new folder: exit %d: %s", rc, out);
+    free(out);
     /* a failed run: its folders go, a/ (which holds the demo) stays */
     for (uint32_t factor = 0; factor <= 2; factor += 2) {
         snprintf(o, sizeof o, "%s/a/x", root);
