@@ -490,6 +490,9 @@ mut spz_v1_f16_byte_order src/io/spz.c io_spz \
 mut spz_v2_rotation_scale src/io/spz.c io_spz \
     'for (int k = 0; k < 3; k++) q[k] = r[k] / 127.5 - 1.0;' \
     'for (int k = 0; k < 3; k++) q[k] = r[k] / 128.0 - 1.0;'
+mut cli_out_empty_name src/cli/main.c cli_output_folder \
+    '    if (!path[0]) {' \
+    '    if (false) {'
 mut cli_oom_checkpoint_above_cap src/cli/main.c cli_train_out_of_memory \
     'if (ckpt_step && ckpt_count <= cap)' \
     'if (ckpt_step)'

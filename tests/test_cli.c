@@ -439,8 +439,8 @@ SPLAT_TEST(cli_checkpoint_version1)
     splat_scene_free(&got[0]), splat_scene_free(&got[1]);
 }
 
-/* The output folder is checked before any work: a file in its place, or a folder that cannot be
- * made, is an error naming it and nothing is trained (it once trained the whole run, then failed
+/* The output folder is checked before any work: a file in its place, a folder that cannot be
+ * made, or an empty name, is an error naming it and nothing is trained (it once trained the whole run, then failed
  * to save). */
 SPLAT_TEST(cli_output_folder_checked_first)
 {
@@ -451,15 +451,16 @@ SPLAT_TEST(cli_output_folder_checked_first)
     char mk[800];
     snprintf(mk, sizeof mk, "mkdir -p '%s' && echo x > '%s'", splat_test_path("o"), file);
     T_REQUIRE(system(mk) == 0);
-    const char *outs[] = {"%s", "%s/sub"};
-    for (int k = 0; k < 2; k++) {
+    const char *outs[] = {"%s", "%s/sub", ""};
+    for (int k = 0; k < 3; k++) {
         char o[800];
         snprintf(o, sizeof o, outs[k], file);
         /* a run of 100000 steps: were it started, the case would time out */
         snprintf(args, sizeof args, "train '%s' -o '%s' --steps 100000 -q", dir, o);
         double t0 = splat__now();
         int rc = run_cli(args, &out);
-        T_CHECK(rc == 1 && strstr(out, file) && strstr(out, "output folder"), "-o %s: exit %d: %s", o, rc, out);
+        T_CHECK(rc == 1 && strstr(out, o[0] ? file : "name is empty") && strstr(out, "output folder"), "-o '%s': exit %d: %s",
+                o, rc, out);
         T_CHECK(splat__now() - t0 < 60, "-o %s: it trained before failing", o);
         free(out);
     }

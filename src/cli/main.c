@@ -157,6 +157,10 @@ static bool out_open(out_dir *d, const char *path)
         fprintf(stderr, "splatc: %s: exists and is not a folder (the output folder, -o)\n", path);
         return false;
     }
+    if (!path[0]) {
+        fprintf(stderr, "splatc: the output folder's name is empty\n");
+        return false;
+    }
     char dir[1100];
     if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) {
         fprintf(stderr, "splatc: %.64s...: the output folder's name is too long\n", path);
