@@ -472,7 +472,7 @@ SPLAT_TEST(cli_output_folder_checked_first)
  * hint names --images-factor, doubled from the one given. */
 SPLAT_TEST(cli_output_parents)
 {
-    char root[600], dir[700], o[800], args[2400], path[1000], *out;
+    char root[600], dir[700], o[800], args[4096], path[1000], *out;
     snprintf(root, sizeof root, "%s", splat_test_path("parents"));
     snprintf(dir, sizeof dir, "%s/a/b/demo", root);
     snprintf(args, sizeof args, "demo '%s' --size 32 --views 4 -q", dir);
