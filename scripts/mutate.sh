@@ -490,6 +490,9 @@ mut spz_v1_f16_byte_order src/io/spz.c io_spz \
 mut spz_v2_rotation_scale src/io/spz.c io_spz \
     'for (int k = 0; k < 3; k++) q[k] = r[k] / 127.5 - 1.0;' \
     'for (int k = 0; k < 3; k++) q[k] = r[k] / 128.0 - 1.0;'
+mut cli_demo_named_as_o src/cli/main.c cli_output_folder_checked_first \
+    'if (!out_open(&od, dir, "the demo'"'"'s folder")) {' \
+    'if (!out_open(&od, dir, OUT_FLAG)) {'
 mut cli_out_empty_name src/cli/main.c cli_output_folder \
     '    if (!path[0]) {' \
     '    if (false) {'

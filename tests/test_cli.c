@@ -441,7 +441,7 @@ SPLAT_TEST(cli_checkpoint_version1)
 
 /* The output folder is checked before any work: a file in its place, a folder that cannot be
  * made, or an empty name, is an error naming it and nothing is trained (it once trained the whole run, then failed
- * to save). */
+ * to save). A file in the demo's place is named as the demo's folder, not -o. */
 SPLAT_TEST(cli_output_folder_checked_first)
 {
     const char *dir = cli_demo("demo", 32, 8);
@@ -464,6 +464,12 @@ SPLAT_TEST(cli_output_folder_checked_first)
         T_CHECK(splat__now() - t0 < 60, "-o %s: it trained before failing", o);
         free(out);
     }
+    /* the demo's folder is no -o: the message names it as the user gave it */
+    snprintf(args, sizeof args, "demo '%s' -q", file);
+    int rc = run_cli(args, &out);
+    T_CHECK(rc == 1 && strstr(out, file) && strstr(out, "the demo's folder") && !strstr(out, ", -o"), "demo '%s': exit %d: %s", file,
+            rc, out);
+    free(out);
 }
 
 /* Output folders are made with the folders above them (as mkdir -p) for demo, train, render and

@@ -148,13 +148,16 @@ static void out_failed(const out_dir *d)
     }
 }
 
-static bool out_open(out_dir *d, const char *path)
+#define OUT_FLAG "the output folder, -o"
+
+/* what: how the user named it ("the output folder, -o"), for the message of a file in its place. */
+static bool out_open(out_dir *d, const char *path, const char *what)
 {
     d->path = path;
     d->created = 0;
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "splatc: %s: exists and is not a folder (the output folder, -o)\n", path);
+        fprintf(stderr, "splatc: %s: exists and is not a folder (%s)\n", path, what);
         return false;
     }
     if (!path[0]) {
@@ -742,7 +745,7 @@ static int cmd_train(int argc, char **argv)
         desc.init_scene = &init;
     }
     out_dir od;
-    if (!out_open(&od, out)) {
+    if (!out_open(&od, out, OUT_FLAG)) {
         splat_scene_free(&init);
         return 1;
     }
@@ -1216,7 +1219,7 @@ static int cmd_render(int argc, char **argv)
         else if (orbit) rc = errorf("--orbit: %s", err.msg);
         else rc = errorf("--camera: %s", err.msg);
     }
-    if (rc == 0 && !out_open(&od, out)) rc = 1;
+    if (rc == 0 && !out_open(&od, out, OUT_FLAG)) rc = 1;
     /* Cameras in batches of up to RENDER_BATCH_BYTES of images: the scene goes to the GPU once a
      * batch and splat_render replays one recording for its cameras, where a call per camera
      * uploaded the whole scene for every image. */
@@ -1423,7 +1426,7 @@ static int cmd_eval(int argc, char **argv)
     if (!load_scene(desc.init_ply, &scene)) return 1;
     desc.init_scene = &scene;
     out_dir od = {0};
-    if (out && !out_open(&od, out)) {
+    if (out && !out_open(&od, out, OUT_FLAG)) {
         splat_scene_free(&scene);
         return 1;
     }
@@ -1542,7 +1545,7 @@ static int cmd_demo(int argc, char **argv)
     splat_ctx *ctx;
     if (splat_ctx_init(&ctx, &o.ctx, &err) != SPLAT_OK) return fail(&err);
     out_dir od;
-    if (!out_open(&od, dir)) {
+    if (!out_open(&od, dir, "the demo's folder")) {
         splat_ctx_free(ctx);
         return 1;
     }
