@@ -490,6 +490,18 @@ mut spz_v1_f16_byte_order src/io/spz.c io_spz \
 mut spz_v2_rotation_scale src/io/spz.c io_spz \
     'for (int k = 0; k < 3; k++) q[k] = r[k] / 127.5 - 1.0;' \
     'for (int k = 0; k < 3; k++) q[k] = r[k] / 128.0 - 1.0;'
+mut mcmc_weight_no_floor shaders/mcmc_weights.comp train_mcmc \
+    'uint w = max(1u, table[uint(int(b) + SPLAT_MCMC_BINS / 2)] >> pc.shift);' \
+    'uint w = table[uint(int(b) + SPLAT_MCMC_BINS / 2)] >> pc.shift;'
+mut mcmc_sample_total_unchecked shaders/mcmc_sample.comp train_mcmc \
+    'if (t >= pc.n || total == 0u) return;' \
+    'if (t >= pc.n) return;'
+mut mcmc_relocate_no_hi_clamp shaders/mcmc_relocate.comp train_mcmc \
+    'if (o_new > hi) o_new = hi, log_rest = log(1.0 - hi);' \
+    ''
+mut mcmc_shift_uncast src/train/strategy_mcmc.c train_mcmc \
+    'while ((uint64_t)n * SPLAT_MAX(1u, 65535u >> s) > UINT32_MAX) s++;' \
+    'while (n * SPLAT_MAX(1u, 65535u >> s) > UINT32_MAX) s++;'
 mut cli_demo_named_as_o src/cli/main.c cli_output_folder_checked_first \
     'if (!out_open(&od, dir, "the demo'"'"'s folder")) {' \
     'if (!out_open(&od, dir, OUT_FLAG)) {'

@@ -153,6 +153,8 @@ SPLAT_TEST(train_mcmc_relocation_vs_ref)
         if (i < SPLAT_COUNTOF(known)) {
             s.opacities[i] = (float)log(known[i][0] / (1 - known[i][0]));
             counts[i] = (uint32_t)known[i][1] - 1;
+        } else if (i == SPLAT_COUNTOF(known)) {
+            s.opacities[i] = 40, counts[i] = 1; /* an opacity 1 in float: the new one is clamped below 1 */
         } else {
             s.opacities[i] = (float)t_uniform(-6, 14);
             counts[i] = rand_u32(0, 3) == 0 ? 0 : rand_u32(1, 4) == 1 ? rand_u32(1, 60) : rand_u32(1, 4);
@@ -261,7 +263,7 @@ SPLAT_TEST(train_mcmc_refine_vs_ref)
     splat_error err = {0};
     uint32_t n = rand_u32(500, 3000), step = 100 * rand_u32(6, 249), run_seed = (uint32_t)splat__rng_u64(splat_test_rng());
     uint32_t cap = rand_u32(0, 1) ? n + rand_u32(1, n / 25) : 1000000;
-    splat_scene s, mom, rel, relm, got, gotm;
+    splat_scene s, mom, rel, relm, got, gotm, dead, deadm;
     T_REQUIRE(random_model(&s, &mom, n, rand_u32(20, 60)));
     uint32_t *ratio = calloc(n + 1, 4);
 
@@ -342,20 +344,70 @@ SPLAT_TEST(train_mcmc_refine_vs_ref)
     splat__model_free(f.g, &model);
     splat__strategy_mcmc.free(st, f.g);
 
-    /* every Gaussian dead */
-    for (uint32_t i = 0; i < n; i++) s.opacities[i] = (float)t_uniform(-14, -6);
+    /* every Gaussian dead, with the smallest weights (some rounding to 0, raised to 1): nothing to
+     * relocate onto, and the adding's rows as the reference's */
+    for (uint32_t i = 0; i < n; i++) s.opacities[i] = (float)t_uniform(-14, -9);
     T_REQUIRE(upload(f.g, &p, &m, &s, &mom));
     job.params = &p, job.moments = &m;
     T_OK(splat__mcmc_refine(&job, &res, &err), &err);
     T_OK(splat__ref_mcmc_refine(&s, step, run_seed, cap, &ref, &err), &err);
     T_CHECK(res.dead == n && res.relocated == 0 && res.count == ref.scene.count && ref.n_relocated == 0,
             "all dead: %u dead, %u relocated, %u rows (reference %u)", res.dead, res.relocated, res.count, ref.scene.count);
+    if (res.count == ref.scene.count) {
+        T_REQUIRE(download(f.g, &p, &m, res.count, &dead, &deadm));
+        memset(ratio, 0, (n + 1) * 4);
+        for (uint32_t r = n; r < res.count; r++) ratio[ref.src[r]]++;
+        for (uint32_t i = 0; i < n; i++) ratio[i] += 1;
+        bad = compare_refine(&dead, &deadm, &ref, &s, &mom, ratio);
+        printf("  all dead: %u added\n", res.added);
+        T_CHECK(bad == 0, "all dead: %u rows wrong", bad);
+        splat_scene_free(&dead), splat_scene_free(&deadm);
+    }
     splat__ref_mcmc_out_free(&ref);
     splat__scene_gpu_free(f.g, &p), splat__scene_gpu_free(f.g, &m);
 
     free(ratio);
     splat_scene_free(&s), splat_scene_free(&mom), splat_scene_free(&rel), splat_scene_free(&relm);
     splat_scene_free(&got), splat_scene_free(&gotm);
+done:
+    mfix_free(&f);
+}
+
+/* The relocation on more Gaussians than 65,537, where the sampling's weights (up to 65,535 each)
+ * must be shifted down for their sum to fit 32 bits: rows against the reference's. */
+SPLAT_TEST(train_mcmc_relocation_many)
+{
+    mfix f;
+    if (!mfix_init(&f)) goto done;
+    splat_error err = {0};
+    uint32_t n = rand_u32(66000, 72000), step = 100 * rand_u32(6, 249), run_seed = (uint32_t)splat__rng_u64(splat_test_rng());
+    splat_scene s, mom, rel, relm;
+    T_REQUIRE(random_model(&s, &mom, n, 5));
+    for (uint32_t i = 0; i < n; i++)
+        if (s.opacities[i] > 0) s.opacities[i] = (float)t_uniform(6, 10); /* weights near the largest */
+    splat_scene_gpu p, m;
+    T_REQUIRE(upload(f.g, &p, &m, &s, &mom));
+    splat_mcmc_job job = {.gpu = f.g, .stream = &f.s, .sorter = &f.sorter, .pipes = &f.pipes, .bufs = &f.bufs, .params = &p,
+                          .moments = &m, .count = n, .cap = n, .seed = run_seed ^ step};
+    splat_mcmc_result res;
+    T_OK(splat__mcmc_refine(&job, &res, &err), &err);
+    splat_ref_mcmc_out ref;
+    T_OK(splat__ref_mcmc_relocate(&s, step, run_seed, &ref, &err), &err);
+    printf("  %u Gaussians, %u dead: relocated %u (reference %u)\n", n, res.dead, res.relocated, ref.n_relocated);
+    T_CHECK(res.count == n && res.dead == ref.n_dead && res.relocated == ref.n_relocated, "%u rows %u dead %u relocated", res.count,
+            res.dead, res.relocated);
+    T_REQUIRE(download(f.g, &p, &m, n, &rel, &relm));
+    uint32_t *ratio = calloc(n + 1, 4);
+    T_REQUIRE(ratio);
+    for (uint32_t r = 0; r < n; r++)
+        if (ref.src[r] != r) ratio[ref.src[r]]++;
+    for (uint32_t i = 0; i < n; i++) ratio[i] += 1;
+    uint32_t bad = compare_refine(&rel, &relm, &ref, &s, &mom, ratio);
+    T_CHECK(bad == 0, "relocation of %u Gaussians: %u rows wrong", n, bad);
+    free(ratio);
+    splat__ref_mcmc_out_free(&ref);
+    splat__scene_gpu_free(f.g, &p), splat__scene_gpu_free(f.g, &m);
+    splat_scene_free(&s), splat_scene_free(&mom), splat_scene_free(&rel), splat_scene_free(&relm);
 done:
     mfix_free(&f);
 }
