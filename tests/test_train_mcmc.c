@@ -251,6 +251,36 @@ static uint32_t compare_refine(const splat_scene *got, const splat_scene *gotm, 
     return bad;
 }
 
+/* The relocation alone (job: the model s, mom uploaded, its cap at the count) on the GPU against the
+ * reference's, every row: *rel, *relm the GPU's result, ratio [n + 1] each row's samples + 1. The
+ * rows wrong, or UINT32_MAX when the run or the download failed. */
+static uint32_t relocation_vs_ref(splat_mcmc_job *job, const splat_scene *s, const splat_scene *mom, uint32_t step,
+                                  uint32_t run_seed, splat_scene *rel, splat_scene *relm, uint32_t *ratio)
+{
+    splat_error err = {0};
+    uint32_t n = s->count;
+    splat_mcmc_result res;
+    splat_ref_mcmc_out ref;
+    if (splat__mcmc_refine(job, &res, &err) != SPLAT_OK || splat__ref_mcmc_relocate(s, step, run_seed, &ref, &err) != SPLAT_OK) {
+        splat_test_fail(__FILE__, __LINE__, "relocation:", "%s", err.msg);
+        return UINT32_MAX;
+    }
+    printf("  %u Gaussians, %u dead: relocated %u (reference %u dead, %u relocated)\n", n, res.dead, res.relocated, ref.n_dead,
+           ref.n_relocated);
+    T_CHECK(res.count == n && res.dead == ref.n_dead && res.relocated == ref.n_relocated && res.added == 0,
+            "%u rows %u dead %u relocated %u added", res.count, res.dead, res.relocated, res.added);
+    uint32_t bad = UINT32_MAX;
+    if (download(job->gpu, job->params, job->moments, n, rel, relm)) {
+        memset(ratio, 0, (n + 1) * 4ull);
+        for (uint32_t r = 0; r < n; r++)
+            if (ref.src[r] != r) ratio[ref.src[r]]++;
+        for (uint32_t i = 0; i < n; i++) ratio[i] += 1; /* samples + 1 (1: untouched) */
+        bad = compare_refine(rel, relm, &ref, s, mom, ratio);
+    }
+    splat__ref_mcmc_out_free(&ref);
+    return bad;
+}
+
 /* The refine on the GPU against the reference on random models: first the relocation alone (a cap
  * at the count), every sample exact; then the whole refine from the same input, whose adding must
  * be the reference's adding on what the GPU relocated (the relocated opacities are the GPU's
@@ -272,22 +302,12 @@ SPLAT_TEST(train_mcmc_refine_vs_ref)
     T_REQUIRE(upload(f.g, &p, &m, &s, &mom));
     splat_mcmc_job job = {.gpu = f.g, .stream = &f.s, .sorter = &f.sorter, .pipes = &f.pipes, .bufs = &f.bufs, .params = &p,
                           .moments = &m, .count = n, .cap = n, .seed = run_seed ^ step};
-    splat_mcmc_result res;
-    T_OK(splat__mcmc_refine(&job, &res, &err), &err);
-    splat_ref_mcmc_out ref;
-    T_OK(splat__ref_mcmc_relocate(&s, step, run_seed, &ref, &err), &err);
-    printf("  %u Gaussians, %u dead: relocated %u (reference %u dead, %u relocated)\n", n, res.dead, res.relocated, ref.n_dead,
-           ref.n_relocated);
-    T_CHECK(res.count == n && res.dead == ref.n_dead && res.relocated == ref.n_relocated && res.added == 0,
-            "%u rows %u dead %u relocated %u added", res.count, res.dead, res.relocated, res.added);
-    T_REQUIRE(download(f.g, &p, &m, n, &rel, &relm));
-    for (uint32_t r = 0; r < n; r++)
-        if (ref.src[r] != r) ratio[ref.src[r]]++;
-    for (uint32_t i = 0; i < n; i++) ratio[i] += 1; /* samples + 1 (1: untouched) */
-    uint32_t bad = compare_refine(&rel, &relm, &ref, &s, &mom, ratio);
+    uint32_t bad = relocation_vs_ref(&job, &s, &mom, step, run_seed, &rel, &relm, ratio);
+    T_REQUIRE(bad != UINT32_MAX);
     T_CHECK(bad == 0, "relocation: %u rows wrong", bad);
-    splat__ref_mcmc_out_free(&ref);
     splat__scene_gpu_free(f.g, &p), splat__scene_gpu_free(f.g, &m);
+    splat_mcmc_result res;
+    splat_ref_mcmc_out ref;
 
     /* the whole refine, against the reference's adding on the GPU's relocation */
     T_REQUIRE(upload(f.g, &p, &m, &s, &mom));
@@ -379,7 +399,6 @@ SPLAT_TEST(train_mcmc_relocation_many)
 {
     mfix f;
     if (!mfix_init(&f)) goto done;
-    splat_error err = {0};
     uint32_t n = rand_u32(66000, 72000), step = 100 * rand_u32(6, 249), run_seed = (uint32_t)splat__rng_u64(splat_test_rng());
     splat_scene s, mom, rel, relm;
     T_REQUIRE(random_model(&s, &mom, n, 5));
@@ -389,23 +408,12 @@ SPLAT_TEST(train_mcmc_relocation_many)
     T_REQUIRE(upload(f.g, &p, &m, &s, &mom));
     splat_mcmc_job job = {.gpu = f.g, .stream = &f.s, .sorter = &f.sorter, .pipes = &f.pipes, .bufs = &f.bufs, .params = &p,
                           .moments = &m, .count = n, .cap = n, .seed = run_seed ^ step};
-    splat_mcmc_result res;
-    T_OK(splat__mcmc_refine(&job, &res, &err), &err);
-    splat_ref_mcmc_out ref;
-    T_OK(splat__ref_mcmc_relocate(&s, step, run_seed, &ref, &err), &err);
-    printf("  %u Gaussians, %u dead: relocated %u (reference %u)\n", n, res.dead, res.relocated, ref.n_relocated);
-    T_CHECK(res.count == n && res.dead == ref.n_dead && res.relocated == ref.n_relocated, "%u rows %u dead %u relocated", res.count,
-            res.dead, res.relocated);
-    T_REQUIRE(download(f.g, &p, &m, n, &rel, &relm));
     uint32_t *ratio = calloc(n + 1, 4);
     T_REQUIRE(ratio);
-    for (uint32_t r = 0; r < n; r++)
-        if (ref.src[r] != r) ratio[ref.src[r]]++;
-    for (uint32_t i = 0; i < n; i++) ratio[i] += 1;
-    uint32_t bad = compare_refine(&rel, &relm, &ref, &s, &mom, ratio);
-    T_CHECK(bad == 0, "relocation of %u Gaussians: %u rows wrong", n, bad);
+    uint32_t bad = relocation_vs_ref(&job, &s, &mom, step, run_seed, &rel, &relm, ratio);
     free(ratio);
-    splat__ref_mcmc_out_free(&ref);
+    T_REQUIRE(bad != UINT32_MAX);
+    T_CHECK(bad == 0, "relocation of %u Gaussians: %u rows wrong", n, bad);
     splat__scene_gpu_free(f.g, &p), splat__scene_gpu_free(f.g, &m);
     splat_scene_free(&s), splat_scene_free(&mom), splat_scene_free(&rel), splat_scene_free(&relm);
 done:
