@@ -502,6 +502,9 @@ mut mcmc_relocate_no_hi_clamp shaders/mcmc_relocate.comp train_mcmc \
 mut mcmc_shift_uncast src/train/strategy_mcmc.c train_mcmc \
     'while ((uint64_t)n * SPLAT_MAX(1u, 65535u >> s) > UINT32_MAX) s++;' \
     'while (n * SPLAT_MAX(1u, 65535u >> s) > UINT32_MAX) s++;'
+mut mcmc_search_strict shaders/mcmc_sample.comp train_mcmc_refine_vs_ref \
+    'if (off_w[mid] <= target) lo = mid;' \
+    'if (off_w[mid] < target) lo = mid;'
 mut cli_demo_named_as_o src/cli/main.c cli_output_folder_checked_first \
     'if (!out_open(&od, dir, "the demo'"'"'s folder")) {' \
     'if (!out_open(&od, dir, OUT_FLAG)) {'
