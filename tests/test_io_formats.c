@@ -144,6 +144,13 @@ SPLAT_TEST(io_quantize_1d)
     for (int i = 0; i < 3000; i++) v[i] = (float)(int)t_uniform(0, 200) * 0.25f;
     T_OK(splat__quantize_1d(v, 3000, 256, cb, lab, &err), &err);
     for (int i = 0; i < 3000; i++) T_REQUIRE(cb[lab[i]] == v[i], "value %g stored as %g", v[i], cb[lab[i]]);
+    /* exactly as many distinct values as entries (a SOG scene written again has 256): still exact */
+    for (int i = 0; i < 3000; i++) {
+        int j = i < 256 ? i : (int)t_uniform(0, 256); /* a dense run and a sparse tail, as log-scales */
+        v[i] = j < 200 ? (float)j * 0.01f : 2.0f + (float)((j - 200) * (j - 200)) * 0.37f;
+    }
+    T_OK(splat__quantize_1d(v, 3000, 256, cb, lab, &err), &err);
+    for (int i = 0; i < 3000; i++) T_REQUIRE(cb[lab[i]] == v[i], "of 256 distinct: value %g stored as %g", v[i], cb[lab[i]]);
     /* a dense core and a sparse tail (most Gaussians small, a few huge): the tail's values must
      * not be much worse off than a uniform grid over the whole range would leave them */
     for (int i = 0; i < 3000; i++)
@@ -204,6 +211,15 @@ SPLAT_TEST(io_spz_version_4)
     tb_free(&e);
     T_OK(splat__spz_read(v4, &b, NULL, &err), &err);
     T_CHECK(b.count == 0 && b.sh_degree == 0);
+    splat_scene_free(&b);
+    /* system 0, "unspecified", is SPZ's own (right, up, back): read as the version-3 file */
+    ext[8] = 0;
+    T_REQUIRE(t_spz_v4_from_v3(v3, v4, ext, sizeof ext, 0));
+    T_OK(splat__spz_read(v4, &b, NULL, &err), &err);
+    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++)
+        T_CHECK(b.count == a.count && memcmp(splat__scene_group_c(&a, g), splat__scene_group_c(&b, g),
+                                             (size_t)a.count * splat__groups[g].width * sizeof(float)) == 0,
+                "system 0: %s differs from the version-3 file's", splat__groups[g].name);
     splat_scene_free(&b);
     /* a rotated system is refused rather than misread */
     ext[8] = 12;
@@ -423,6 +439,7 @@ SPLAT_TEST(io_formats_bad_input)
         splat_status st;
     } medits[] = {
         {"\"version\":2,", "", "SOG version 1", SPLAT_ERR_UNSUPPORTED},
+        {"\"version\":2,", "\"version\":3,", "version", SPLAT_ERR_UNSUPPORTED},
         {"\"count\":300", "\"count\":3000000000", "claims 3000000000 Gaussians", SPLAT_ERR_FORMAT},
         {"\"count\":300", "\"count\":3000", "means_l.webp is ", SPLAT_ERR_FORMAT},
         {"\"means_l.webp\"", "\"../means_l.webp\"", "not a file beside it", SPLAT_ERR_FORMAT},
@@ -479,6 +496,26 @@ SPLAT_TEST(io_formats_bad_input)
         EXPECT_FAIL(meta, SPLAT_ERR_FORMAT, what);
     }
     free(text);
+    /* an index exactly one past a codebook's end: of two log-scales, the larger takes the last of
+     * the codebook's 256 entries (the rest repeat it), and the codebook is cut to 255 */
+    for (uint32_t i = 0; i < s.count * 3; i++) s.log_scales[i] = i % 2 ? -3.0f : -4.0f;
+    T_OK(splat__sog_write(meta, &s, &err), &err);
+    b = t_read(meta, &n);
+    text = calloc(1, n + 1);
+    memcpy(text, b, n);
+    free(b);
+    cb = strstr(text, "\"scales\":{\"codebook\":[");
+    T_REQUIRE(cb);
+    close = strchr(cb, ']');
+    char *last = close;
+    while (*last != ',') last--;
+    t = (tbuf){0};
+    tb_bytes(&t, text, (size_t)(last - text));
+    tb_bytes(&t, close, strlen(close));
+    t_write(meta, t.p, t.n);
+    tb_free(&t);
+    EXPECT_FAIL(meta, SPLAT_ERR_FORMAT, "index 255 is past its 255-entry codebook");
+    free(text);
     /* the bundle cut short, and a bundle whose meta.json fails its CRC */
     T_OK(splat__sog_write(gp, &s, &err), &err);
     b = t_read(gp, &n);
@@ -496,6 +533,212 @@ SPLAT_TEST(io_formats_bad_input)
 }
 
 /* Writers refuse non-finite values before writing anything, and leave the old file as it was. */
+/* ------------------------------------------------------- SOG bundles with deflated entries */
+
+static uint32_t ld16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static uint32_t ld32(const uint8_t *p) { return ld16(p) | ld16(p + 2) << 16; }
+static void tb_u16(tbuf *b, uint16_t v) { tb_u8(b, (uint8_t)v), tb_u8(b, (uint8_t)(v >> 8)); }
+
+typedef struct zentry {
+    char name[64];
+    uint8_t *data; /* as stored in the archive: raw deflate when deflated */
+    size_t csize, usize;
+    uint32_t crc;
+} zentry;
+
+/* An archive by APPNOTE 4.3.7, 4.3.12 and 4.3.16, written here rather than by zip.c: method 8
+ * (deflate) or 0 (stored) for every entry; entry `bend`'s declared size differs from its true one
+ * by `delta` in both headers. */
+static void zip_by_hand(const char *path, const zentry *e, uint32_t n, uint16_t method, uint32_t bend, int64_t delta)
+{
+    tbuf z = {0}, cd = {0};
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t off = (uint32_t)z.n, usize = (uint32_t)((int64_t)e[k].usize + (k == bend ? delta : 0));
+        uint16_t len = (uint16_t)strlen(e[k].name);
+        tb_u32(&z, 0x04034b50), tb_u16(&z, 20), tb_u16(&z, 0), tb_u16(&z, method), tb_u16(&z, 0), tb_u16(&z, 0x21);
+        tb_u32(&z, e[k].crc), tb_u32(&z, (uint32_t)e[k].csize), tb_u32(&z, usize), tb_u16(&z, len), tb_u16(&z, 0);
+        tb_bytes(&z, e[k].name, len), tb_bytes(&z, e[k].data, e[k].csize);
+        tb_u32(&cd, 0x02014b50), tb_u16(&cd, 20), tb_u16(&cd, 20), tb_u16(&cd, 0), tb_u16(&cd, method), tb_u16(&cd, 0);
+        tb_u16(&cd, 0x21), tb_u32(&cd, e[k].crc), tb_u32(&cd, (uint32_t)e[k].csize), tb_u32(&cd, usize), tb_u16(&cd, len);
+        tb_u16(&cd, 0), tb_u16(&cd, 0), tb_u16(&cd, 0), tb_u16(&cd, 0), tb_u32(&cd, 0), tb_u32(&cd, off);
+        tb_bytes(&cd, e[k].name, len);
+    }
+    uint32_t cd_off = (uint32_t)z.n;
+    tb_bytes(&z, cd.p, cd.n);
+    tb_u32(&z, 0x06054b50), tb_u16(&z, 0), tb_u16(&z, 0), tb_u16(&z, (uint16_t)n), tb_u16(&z, (uint16_t)n);
+    tb_u32(&z, (uint32_t)cd.n), tb_u32(&z, cd_off), tb_u16(&z, 0);
+    t_write(path, z.p, z.n);
+    tb_free(&z), tb_free(&cd);
+}
+
+/* Other tools zip a SOG folder with deflate (splatc and splat-transform store): such a bundle reads
+ * as the stored one, bit for bit; a declared size one byte short, one byte long, or a stored entry
+ * whose sizes differ is refused, not overrun or waited on. */
+SPLAT_TEST(io_sog_zip_deflated)
+{
+    splat_scene s, a, b;
+    tf_scene(&s, 300 + (uint32_t)t_uniform(0, 200), 3, 0.1, 1);
+    splat_error err = {0};
+    const char *stored = t_path("s.sog"), *bundle = t_path("d.sog");
+    T_OK(splat__sog_write(stored, &s, &err), &err);
+    T_OK(splat__scene_read(stored, &a, NULL, &err), &err);
+    /* splatc's own bundle: each local header agrees with its central entry and its CRC is its
+     * data's (APPNOTE 4.3.7 and 4.4.7; readers that stream the archive see only the local one) */
+    size_t zn;
+    uint8_t *zb = t_read(stored, &zn);
+    T_REQUIRE(zb && zn >= 22 && ld32(zb + zn - 22) == 0x06054b50, "no end of central directory in %s", stored);
+    for (uint32_t k = 0, entries = ld16(zb + zn - 12), cd = ld32(zb + zn - 6); k < entries; k++) {
+        T_REQUIRE((size_t)cd + 46 <= zn && ld32(zb + cd) == 0x02014b50, "central entry %u", k);
+        const uint8_t *c = zb + cd;
+        uint32_t name = ld16(c + 28), local = ld32(c + 42), csize = ld32(c + 20);
+        T_REQUIRE((size_t)local + 30 + name <= zn, "entry %u's local header", k);
+        const uint8_t *l = zb + local;
+        size_t data = (size_t)local + 30 + ld16(l + 26) + ld16(l + 28);
+        T_CHECK(ld32(l) == 0x04034b50 && ld16(l + 8) == ld16(c + 10) && ld32(l + 14) == ld32(c + 16) &&
+                    ld32(l + 18) == csize && ld32(l + 22) == ld32(c + 24) && ld16(l + 26) == name &&
+                    memcmp(l + 30, c + 46, name) == 0 && data + csize <= zn &&
+                    (uint32_t)crc32(crc32(0, NULL, 0), zb + data, (uInt)csize) == ld32(c + 16),
+                "entry %.*s: the local header disagrees with the central directory or the data", (int)name, c + 46);
+        cd += 46 + name + ld16(c + 30) + ld16(c + 32);
+    }
+    free(zb);
+    /* the files of the folder form, zipped here */
+    const char *names[] = {"meta.json", "means_l.webp", "means_u.webp", "quats.webp", "scales.webp", "sh0.webp",
+                           "shN_centroids.webp", "shN_labels.webp"};
+    const uint32_t n = SPLAT_COUNTOF(names);
+    t_mkdir(t_path("f"));
+    T_OK(splat__sog_write(t_path("f/meta.json"), &s, &err), &err);
+    zentry e[SPLAT_COUNTOF(names)], raw[SPLAT_COUNTOF(names)];
+    for (uint32_t k = 0; k < n; k++) {
+        size_t len;
+        uint8_t *p = t_read(t_path("f/%s", names[k]), &len);
+        T_REQUIRE(p, "f/%s", names[k]);
+        snprintf(e[k].name, sizeof e[k].name, "%s", names[k]);
+        e[k].usize = len, e[k].crc = (uint32_t)crc32(crc32(0, NULL, 0), p, (uInt)len);
+        raw[k] = e[k], raw[k].data = p, raw[k].csize = len;
+        uLong cap = compressBound((uLong)len) + 64;
+        e[k].data = malloc(cap);
+        z_stream z = {0};
+        deflateInit2(&z, 9, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+        z.next_in = p, z.avail_in = (uInt)len, z.next_out = e[k].data, z.avail_out = (uInt)cap;
+        T_REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+        e[k].csize = z.total_out;
+        deflateEnd(&z);
+    }
+    zip_by_hand(bundle, e, n, 8, UINT32_MAX, 0);
+    T_OK(splat__scene_read(bundle, &b, NULL, &err), &err);
+    T_REQUIRE(a.count == b.count && a.sh_degree == b.sh_degree);
+    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++)
+        T_CHECK(memcmp(splat__scene_group_c(&a, g), splat__scene_group_c(&b, g),
+                       (size_t)a.count * splat__groups[g].width * sizeof(float)) == 0, "deflated: %s differs",
+                splat__groups[g].name);
+    splat_scene_free(&b);
+    uint32_t bend = (uint32_t)t_uniform(0, n);
+    printf("  entry %s declared a byte short, then a byte long\n", names[bend]);
+    zip_by_hand(bundle, e, n, 8, bend, -1);
+    EXPECT_FAIL(bundle, SPLAT_ERR_FORMAT, "inflates past");
+    zip_by_hand(bundle, e, n, 8, bend, 1);
+    EXPECT_FAIL(bundle, SPLAT_ERR_FORMAT, "inflates to");
+    /* stored, with a size larger than the bytes it holds */
+    zip_by_hand(bundle, raw, n, 0, UINT32_MAX, 0);
+    T_OK(splat__scene_read(bundle, &b, NULL, &err), &err);
+    splat_scene_free(&b);
+    zip_by_hand(bundle, raw, n, 0, bend, 1 << 20);
+    EXPECT_FAIL(bundle, SPLAT_ERR_FORMAT, "is stored but its sizes differ");
+    for (uint32_t k = 0; k < n; k++) free(e[k].data), free(raw[k].data);
+    splat_scene_free(&a), splat_scene_free(&s);
+}
+
+/* .splat records written byte by byte (antimatter15's layout: position and scale as 6 floats,
+ * RGBA, rotation bytes b with q = (b - 128) / 128, w first), read back against known values */
+SPLAT_TEST(io_splat_known_bytes)
+{
+    static const uint8_t rot[][4] = {{255, 128, 128, 128}, {128, 255, 128, 128}, {128, 128, 128, 0}, {0, 128, 128, 128},
+                                     {192, 64, 128, 128}};
+    static const float want[][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 0, -1}, {-1, 0, 0, 0}, {0.70710678f, -0.70710678f, 0, 0}};
+    const uint32_t n = SPLAT_COUNTOF(rot);
+    tbuf t = {0};
+    uint8_t rgba[SPLAT_COUNTOF(rot)][4];
+    for (uint32_t i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++) tb_f32(&t, (float)t_uniform(-5, 5));
+        for (int k = 0; k < 3; k++) tb_f32(&t, (float)t_uniform(0.01, 2));
+        for (int k = 0; k < 4; k++) rgba[i][k] = (uint8_t)t_uniform(1, 255);
+        tb_bytes(&t, rgba[i], 4), tb_bytes(&t, rot[i], 4);
+    }
+    const char *path = t_path("k.splat");
+    t_write(path, t.p, t.n);
+    tb_free(&t);
+    splat_scene s;
+    splat_error err = {0};
+    T_OK(splat__splat_read(path, &s, NULL, &err), &err);
+    T_REQUIRE(s.count == n);
+    for (uint32_t i = 0; i < n; i++) {
+        for (int k = 0; k < 4; k++)
+            T_CHECK(fabsf(s.quats[i * 4 + k] - want[i][k]) <= 1e-7f, "record %u: rotation bytes %u %u %u %u read as "
+                    "%g %g %g %g", i, rot[i][0], rot[i][1], rot[i][2], rot[i][3], s.quats[i * 4], s.quats[i * 4 + 1],
+                    s.quats[i * 4 + 2], s.quats[i * 4 + 3]);
+        /* colour: the DC term whose 0.5 + C0 dc is the byte's fraction; opacity: the byte's fraction */
+        for (int c = 0; c < 3; c++)
+            T_CHECK(fabs(0.5 + 0.28209479177387814 * s.sh[i * 48 + c] - rgba[i][c] / 255.0) < 1e-6, "record %u: colour %d", i, c);
+        T_CHECK(fabs(1 / (1 + exp(-(double)s.opacities[i])) - rgba[i][3] / 255.0) < 1e-5, "record %u: opacity", i);
+    }
+    splat_scene_free(&s);
+}
+
+/* A compressed PLY written byte by byte in the older SuperSplat layout (no chunk colour range), SH
+ * degree 1 with every byte value in each f_rest column: the colours are the bytes' fractions, and
+ * each SH byte n decodes as PlayCanvas's readers decode it, 8 ((n + 0.5) / 256 - 0.5), with 0 and
+ * 255 at -4 and 4 */
+SPLAT_TEST(io_compressed_ply_known_bytes)
+{
+    const uint32_t n = 256, shift = (uint32_t)t_uniform(0, 256);
+    tbuf t = {0};
+    tb_printf(&t, "ply\nformat binary_little_endian 1.0\nelement chunk 1\n");
+    const char *axes = "xyz";
+    for (int k = 0; k < 3; k++) tb_printf(&t, "property float min_%c\n", axes[k]);
+    for (int k = 0; k < 3; k++) tb_printf(&t, "property float max_%c\n", axes[k]);
+    for (int k = 0; k < 3; k++) tb_printf(&t, "property float min_scale_%c\n", axes[k]);
+    for (int k = 0; k < 3; k++) tb_printf(&t, "property float max_scale_%c\n", axes[k]);
+    tb_printf(&t, "element vertex %u\nproperty uint packed_position\nproperty uint packed_rotation\n"
+                  "property uint packed_scale\nproperty uint packed_color\nelement sh %u\n", n, n);
+    for (int j = 0; j < 9; j++) tb_printf(&t, "property uchar f_rest_%d\n", j);
+    tb_printf(&t, "end_header\n");
+    const float chunk[12] = {0, 0, 0, 1, 1, 1, -2, -2, -2, 0, 0, 0};
+    for (int k = 0; k < 12; k++) tb_f32(&t, chunk[k]);
+    uint8_t rgba[256][4], shb[256][9];
+    for (uint32_t i = 0; i < n; i++) {
+        for (int k = 0; k < 4; k++) rgba[i][k] = (uint8_t)t_uniform(0, 256);
+        tb_u32(&t, 0), tb_u32(&t, 512u << 20 | 512u << 10 | 512u), tb_u32(&t, 0);
+        tb_u32(&t, (uint32_t)rgba[i][0] << 24 | (uint32_t)rgba[i][1] << 16 | (uint32_t)rgba[i][2] << 8 | rgba[i][3]);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < 9; j++) shb[i][j] = (uint8_t)(i + shift + 37 * j), tb_u8(&t, shb[i][j]);
+    const char *path = t_path("k.compressed.ply");
+    t_write(path, t.p, t.n);
+    tb_free(&t);
+    splat_scene s;
+    splat_error err = {0};
+    T_OK(splat__scene_read(path, &s, NULL, &err), &err);
+    T_REQUIRE(s.count == n && s.sh_degree == 1, "%u Gaussians, degree %u", s.count, s.sh_degree);
+    uint32_t bad_colour = 0, bad_sh = 0, bad_opacity = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const float *sh = s.sh + (size_t)i * 48;
+        for (int c = 0; c < 3; c++) bad_colour += !(fabs(0.5 + 0.28209479177387814 * sh[c] - rgba[i][c] / 255.0) < 1e-6);
+        bad_opacity += !(fabs(1 / (1 + exp(-(double)s.opacities[i])) - rgba[i][3] / 255.0) < 1e-5 || rgba[i][3] == 0 ||
+                         rgba[i][3] == 255);
+        for (uint32_t j = 0; j < 9; j++) {
+            uint32_t b = shb[i][j];
+            float want = b == 0 ? -4.0f : b == 255 ? 4.0f : (float)(((b + 0.5) / 256 - 0.5) * 8);
+            /* f_rest is channel-major: 3 coefficients of red, then green, then blue */
+            float got = sh[(1 + j % 3) * 3 + j / 3];
+            if (got != want && bad_sh++ < 4) printf("  Gaussian %u, f_rest_%u: byte %u read as %.9g, not %.9g\n", i, j, b, got, want);
+        }
+    }
+    T_CHECK(bad_colour == 0 && bad_sh == 0 && bad_opacity == 0, "%u colours, %u SH coefficients, %u opacities wrong",
+            bad_colour, bad_sh, bad_opacity);
+    splat_scene_free(&s);
+}
+
 SPLAT_TEST(io_formats_write_nonfinite)
 {
     splat_scene s;
