@@ -1,5 +1,8 @@
 /* io: PLY, camera lists, checkpoints and atomic writing. */
 #include <float.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -434,6 +437,10 @@ SPLAT_TEST(io_ply_write_is_atomic)
     T_CHECK(back.count == n && same_bits(back.quats[0], 1.0f));
     T_CHECK(t_count_entries(dir) == entries);
     splat_scene_free(&back);
+    /* readable by all, as a file written with open(2) under the usual umask would be: mkstemp's
+     * temporary is 0600, and a scene a web server cannot read is no export */
+    struct stat sb;
+    T_CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0644, "mode %o", (unsigned)(sb.st_mode & 0777));
 
     /* the helpers directly: abort leaves nothing */
     splat_atomic_file f;
@@ -683,6 +690,9 @@ SPLAT_TEST(io_cameras_bad_input)
          "\"t\": [0,0,0]}]", "\"R\" must be a list of 9", SPLAT_ERR_FORMAT},
         {"[{\"width\": 10, \"height\": 10, \"fx\": 1, \"fy\": 1, \"cx\": 1, \"cy\": 1, \"R\": [2,0,0,0,1,0,0,0,1], "
          "\"t\": [0,0,0]}]", "not a rotation", SPLAT_ERR_FORMAT},
+        /* orthonormal, but a mirror (determinant -1) */
+        {"[{\"width\": 10, \"height\": 10, \"fx\": 1, \"fy\": 1, \"cx\": 1, \"cy\": 1, \"R\": [1,0,0,0,1,0,0,0,-1], "
+         "\"t\": [0,0,0]}]", "not a rotation", SPLAT_ERR_FORMAT},
         {"[{\"width\": 10, \"height\": 10, \"fx\": 1e999, \"fy\": 1}]", "\"fx\" is not a finite", SPLAT_ERR_NONFINITE},
         /* positive as a double, 0 as a float (the fuzz_cameras contract check, on this input) */
         {"[{\"width\": 4, \"height\": 4, \"fx\": 1e-300, \"fy\": 1, \"cx\": 2, \"cy\": 2, \"R\": [1,0,0,0,1,0,0,0,1], "
@@ -781,6 +791,14 @@ SPLAT_TEST(io_ckpt_corrupt)
         splat_status want = k >= 8 && k < 12 ? SPLAT_ERR_UNSUPPORTED : SPLAT_ERR_FORMAT; /* the version */
         EXPECT_CKPT_FAIL(bad, want, NULL);
     }
+    /* an older and a newer version, each refused by name (a single flipped bit reaches version 0
+     * only when it is bit 0) */
+    for (uint32_t v = 0; v <= 2; v += 2) {
+        memcpy(bytes, clean, size);
+        splat__store_u32(bytes + 8, v);
+        t_write(bad, bytes, size);
+        EXPECT_CKPT_FAIL(bad, SPLAT_ERR_UNSUPPORTED, "checkpoint version");
+    }
     /* every truncation, and trailing bytes */
     for (size_t k = 0; k < size; k++) {
         t_write(bad, clean, k);
@@ -800,6 +818,71 @@ SPLAT_TEST(io_ckpt_corrupt)
 /* A writer killed mid-file leaves "<target>.tmp-<pid>-XXXXXX" behind (gigabytes for a real
  * checkpoint); the next write of the same target removes the ones whose process is gone, and
  * leaves alone those of a live process and any other file. */
+/* ------------------------------------------------------------------ durability */
+
+/* fsync and rename, watched: the library is linked in statically, so these definitions stand in
+ * for libc's in its code too. While g_watch is on they note each call (an fsync by the path its
+ * descriptor names), then make the system call. */
+typedef struct watched_call {
+    char op; /* 'f' fsync, 'r' rename */
+    char path[600], to[600];
+} watched_call;
+static watched_call g_calls[64];
+static bool g_watch;
+static int g_ncalls;
+
+int fsync(int fd)
+{
+    if (g_watch && g_ncalls < (int)SPLAT_COUNTOF(g_calls)) {
+        watched_call *c = &g_calls[g_ncalls++];
+        char link[64];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, c->path, sizeof c->path - 1);
+        c->path[n > 0 ? n : 0] = 0, c->op = 'f';
+    }
+    return (int)syscall(SYS_fsync, fd);
+}
+
+int rename(const char *from, const char *to)
+{
+    if (g_watch && g_ncalls < (int)SPLAT_COUNTOF(g_calls)) {
+        watched_call *c = &g_calls[g_ncalls++];
+        snprintf(c->path, sizeof c->path, "%s", from), snprintf(c->to, sizeof c->to, "%s", to), c->op = 'r';
+    }
+    return (int)syscall(SYS_renameat, AT_FDCWD, from, AT_FDCWD, to);
+}
+
+/* A written file survives a power cut once its write returns: the temporary's data is flushed to
+ * the disk before the rename that publishes it, and the folder after it (the rename's own entry). */
+SPLAT_TEST(io_atomic_durable)
+{
+    splat_scene a;
+    random_scene(&a, 100 + rnd(100), 1);
+    t_mkdir(t_path("durable"));
+    const char *path = t_path("durable/s.ply");
+    char dir[600];
+    T_REQUIRE(realpath(t_path("durable"), dir));
+    splat_error err = {0};
+    g_ncalls = 0, g_watch = true;
+    splat_status st = splat__ply_write(path, &a, &err);
+    g_watch = false;
+    T_OK(st, &err);
+    int r = -1, f = -1, d = -1;
+    for (int k = 0; k < g_ncalls; k++)
+        if (g_calls[k].op == 'r' && strcmp(g_calls[k].to, path) == 0) r = k;
+    T_REQUIRE(r >= 0, "no rename onto %s among %d calls", path, g_ncalls);
+    const char *base = strrchr(g_calls[r].path, '/');
+    char tmp[1300];
+    snprintf(tmp, sizeof tmp, "%s%s", dir, base ? base : "/");
+    for (int k = 0; k < r; k++)
+        if (g_calls[k].op == 'f' && strcmp(g_calls[k].path, tmp) == 0) f = k;
+    for (int k = r + 1; k < g_ncalls; k++)
+        if (g_calls[k].op == 'f' && strcmp(g_calls[k].path, dir) == 0) d = k;
+    T_CHECK(f >= 0, "the temporary %s was not flushed (fsync) before its rename", tmp);
+    T_CHECK(d >= 0, "the folder %s was not flushed (fsync) after the rename", dir);
+    splat_scene_free(&a);
+}
+
 SPLAT_TEST(io_atomic_removes_stale_temporaries)
 {
     const char *dir = t_path("stale");
