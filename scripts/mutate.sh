@@ -490,6 +490,48 @@ mut spz_v1_f16_byte_order src/io/spz.c io_spz \
 mut spz_v2_rotation_scale src/io/spz.c io_spz \
     'for (int k = 0; k < 3; k++) q[k] = r[k] / 127.5 - 1.0;' \
     'for (int k = 0; k < 3; k++) q[k] = r[k] / 128.0 - 1.0;'
+mut spz_system_unspecified_rdf src/io/spz.c io_spz_version_4 \
+    'if (s->system == 0) s->system = 4;' \
+    'if (s->system == 0) s->system = 6;'
+mut sog_version_range src/io/sog.c io_formats_bad_input \
+    'if (!number(version, 2, 2, &v))' \
+    'if (!number(version, 2, 9, &v))'
+mut quantize_exact_needs_fewer src/io/quantize.c io_quantize_1d \
+    'if (distinct <= k) {' \
+    'if (distinct < k) {'
+mut sog_scale_index_off_by_one src/io/sog.c io_formats_bad_input \
+    'if (sl >= n_scb || cl >= n_ccb) {' \
+    'if (sl > n_scb || cl >= n_ccb) {'
+mut zip_stored_short_accepted src/io/zip.c io_sog_zip_deflated \
+    'if (it->method == 0 && it->csize != it->usize)' \
+    'if (it->method == 0 && it->csize > it->usize)'
+mut splat_rot_centre_127_5 src/io/splat.c io_splat_known_bytes \
+    'for (int k = 0; k < 4; k++) q[k] = (p[28 + k] - 128.0) / 128.0, norm += q[k] * q[k];' \
+    'for (int k = 0; k < 4; k++) q[k] = (p[28 + k] - 127.5) / 128.0, norm += q[k] * q[k];'
+mut cply_sh_value_255 src/io/ply_compressed.c io_compressed_ply_known_bytes \
+    'static double sh_value(uint32_t n) { return n == 0 ? -4.0 : n == 255 ? 4.0 : ((n + 0.5) / 256.0 - 0.5) * 8.0; }' \
+    'static double sh_value(uint32_t n) { return n == 0 ? -4.0 : n == 255 ? 4.0 : (n / 255.0 - 0.5) * 8.0; }'
+mut cply_colour_range_always src/io/ply_compressed.c io_compressed_ply_known_bytes \
+    'if (colour_range) cv = lerp(ch[12 + k], ch[15 + k], cv);' \
+    'cv = lerp(ch[12 + k], ch[15 + k], cv);'
+mut zip_local_crc_zero src/io/zip.c io_sog_zip_deflated \
+    'splat__store_u32(h + 14, crcs[k]);' \
+    'splat__store_u32(h + 14, 0);'
+mut atomic_no_fsync src/io/atomic.c io_atomic_durable \
+    'else if (fsync(fileno(fp)) != 0) what = "fsync failed", e = errno;' \
+    'else if (0) what = "fsync failed", e = errno;'
+mut atomic_no_folder_fsync src/io/atomic.c io_atomic_durable \
+    '(void)fsync(dfd);' \
+    '(void)dfd;'
+mut ckpt_old_version_accepted src/io/ckpt.c io_ckpt_corrupt \
+    'if (version != CKPT_VERSION) {' \
+    'if (version > CKPT_VERSION) {'
+mut atomic_private_mode src/io/atomic.c io_ply_write_is_atomic \
+    '(void)fchmod(fd, 0644);' \
+    '(void)fd;'
+mut cameras_reflection_accepted src/io/cameras.c io_cameras_bad_input \
+    'return det > 0;' \
+    'return det != 0;'
 mut mcmc_weight_no_floor shaders/mcmc_weights.comp train_mcmc \
     'uint w = max(1u, table[uint(int(b) + SPLAT_MCMC_BINS / 2)] >> pc.shift);' \
     'uint w = table[uint(int(b) + SPLAT_MCMC_BINS / 2)] >> pc.shift;'
