@@ -1,5 +1,6 @@
 /* The public API at the device's limits: refused clearly, before any work, and the context
  * still renders afterwards. */
+#include "api/api.h"
 #include "harness.h"
 
 /* A frame whose per-pixel buffers do not fit one storage binding (256 MiB at 4096x4096 on
@@ -122,4 +123,36 @@ SPLAT_TEST(api_train_eval_scale_refused)
     }
     splat_trainer_free(t);
     splat_ctx_free(ctx);
+}
+
+/* Every default of the training descriptor against gsplat 1.6.0's simple_trainer with its
+ * DefaultStrategy and MCMCStrategy, the trainer splatc measures itself against: 30,000 steps,
+ * 100,000 random points, refines every 100 steps from 500 to 15,000 (MCMC 25,000), the opacity
+ * reset every 3,000, MCMC's cap of 1,000,000, SH degree 3. A set field is kept. Host only. */
+SPLAT_TEST(api_train_defaults)
+{
+    splat_error err = {0};
+    splat_train_desc out;
+    for (int mcmc = 0; mcmc < 2; mcmc++) {
+        const splat_train_desc in = {.data = "x", .strategy = mcmc ? SPLAT_STRATEGY_MCMC : SPLAT_STRATEGY_DEFAULT};
+        T_OK(splat__train_options(&in, &out, &err), &err);
+        T_CHECK(out.steps == 30000 && out.init_points == 100000 && out.refine_start == 500 && out.refine_every == 100 &&
+                    out.refine_stop == (mcmc ? 25000u : 15000u) && out.reset_every == 3000 &&
+                    out.max_gaussians == (mcmc ? 1000000u : UINT32_MAX) && out.images_factor == 1 &&
+                    out.eval_scale == 1 && out.render.sh_degree == 3,
+                "%s: steps %u, points %u, refines %u..%u every %u, reset %u, cap %u, factor %u, scale %g, degree %u",
+                mcmc ? "mcmc" : "default", out.steps, out.init_points, out.refine_start, out.refine_stop,
+                out.refine_every, out.reset_every, out.max_gaussians, out.images_factor, (double)out.eval_scale,
+                out.render.sh_degree);
+    }
+    uint32_t v[8];
+    for (int k = 0; k < 8; k++) v[k] = (uint32_t)t_uniform(1, 4);
+    const splat_train_desc in = {.data = "x", .steps = v[0], .init_points = v[1], .refine_start = v[2], .refine_every = v[3],
+                                 .refine_stop = v[4], .reset_every = v[5], .max_gaussians = v[6], .images_factor = v[7],
+                                 .render.sh_degree = 1};
+    T_OK(splat__train_options(&in, &out, &err), &err);
+    T_CHECK(out.steps == v[0] && out.init_points == v[1] && out.refine_start == v[2] && out.refine_every == v[3] &&
+                out.refine_stop == v[4] && out.reset_every == v[5] && out.max_gaussians == v[6] && out.images_factor == v[7] &&
+                out.render.sh_degree == 1,
+            "a set field was not kept");
 }
