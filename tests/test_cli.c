@@ -252,6 +252,27 @@ SPLAT_TEST(cli_checkpoint_resume)
     rc = run_cli(args, &out);
     T_CHECK(rc == 0, "resume at the checkpoint's degree: exit %d: %s", rc, out);
     free(out);
+    /* a checkpoint of degree 1 resumed without --sh-degree goes on at 1: the default, 3, is not
+     * asked for; asking for 3 is refused */
+    char c1[600];
+    snprintf(c1, sizeof c1, "%s", splat_test_path("c1"));
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 10 --sh-degree 1 --checkpoint-every 10 -q", dir, c1);
+    T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 20 --resume '%s/checkpoint.ckpt' -q", dir, b, c1);
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 0, "resume of a degree-1 checkpoint without --sh-degree: exit %d: %s", rc, out);
+    free(out);
+    char *header = read_text(ply_b);
+    int rest = 0;
+    for (const char *q = header; q && (q = strstr(q, "property float f_rest_")); q++) rest++;
+    T_CHECK(rest == 9, "the resumed degree-1 run wrote %d f_rest properties, not 9", rest);
+    free(header);
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 20 --sh-degree 3 --resume '%s/checkpoint.ckpt' -q", dir, b, c1);
+    rc = run_cli(args, &out);
+    T_CHECK(rc == 1 && strstr(out, "the checkpoint trains SH degree 1, this run asks for 3"),
+            "resume of a degree-1 checkpoint at degree 3: exit %d: %s", rc, out);
+    free(out);
 
     /* the checkpoint's run has the CLI's default seed, 42 (it was once dropped in silence) */
     uint32_t seed = 43 + (uint32_t)t_uniform(0, 1e6);
@@ -476,6 +497,24 @@ SPLAT_TEST(cli_output_folder_checked_first)
  * eval; a run that fails removes every folder it made, deepest first, and none it did not. The
  * failure here is one before the first step (a SPLAT_MEM_LIMIT the starting model passes): its
  * hint names --images-factor, doubled from the one given. */
+/* metrics.json that cannot be written fails the run (exit 1, naming it), the trained PLY kept:
+ * a script reading the exit status must not take a run without metrics for a whole one */
+SPLAT_TEST(cli_metrics_write_fails)
+{
+    const char *dir = cli_demo("demo", 32, 4);
+    if (!dir) return;
+    char o[600], blocker[700], ply[700], args[2400], *out;
+    snprintf(o, sizeof o, "%s", splat_test_path("o"));
+    snprintf(blocker, sizeof blocker, "%s/metrics.json", o);
+    snprintf(ply, sizeof ply, "%s/point_cloud.ply", o);
+    T_REQUIRE(mkdir(o, 0755) == 0 && mkdir(blocker, 0755) == 0);
+    snprintf(args, sizeof args, "train '%s' -o '%s' --steps %u --no-renders -q", dir, o, 1 + (uint32_t)t_uniform(0, 4));
+    int rc = run_cli(args, &out);
+    T_CHECK(rc == 1 && strstr(out, "metrics.json") && exists(ply), "exit %d, PLY %s: %s", rc, exists(ply) ? "kept" : "missing",
+            out);
+    free(out);
+}
+
 SPLAT_TEST(cli_output_parents)
 {
     char root[600], dir[700], o[800], args[4096], path[1000], *out;

@@ -77,6 +77,15 @@ static bool has_text(const char *path, const char *text)
     return yes;
 }
 
+static int count_text(const char *path, const char *text)
+{
+    char *s = slurp(path, NULL);
+    int n = 0;
+    for (const char *p = s; p && (p = strstr(p, text)); p += strlen(text)) n++;
+    free(s);
+    return n;
+}
+
 /* Waits until `path` holds `text` (true), or the process ended or `timeout` passed (false). */
 static bool wait_for_text(const char *path, const char *text, pid_t pid, double timeout)
 {
@@ -317,7 +326,9 @@ SPLAT_TEST(cli_interrupt_resume)
     T_REQUIRE(wait_for_text(clog, "\"step\"", pid, 120), "the run never logged a step");
     kill(pid, SIGUSR1);
     int rc = wait_exit(pid, 300);
-    T_CHECK(rc == 0 && has_text(out, "saved at step"), "exit %d, or no save on SIGUSR1", rc);
+    /* one save for one signal, not one at every later stop of the loop */
+    int saves = count_text(out, "saved at step");
+    T_CHECK(rc == 0 && saves == 1, "exit %d, %d saves for one SIGUSR1", rc, saves);
     T_CHECK(same_bytes(cat(a, "point_cloud.ply"), cat(c, "point_cloud.ply")), "the flags changed the trained PLY");
     for (uint32_t s = every; s <= steps; s += every) {
         char name[64];
@@ -511,6 +522,24 @@ SPLAT_TEST(cli_cameras_json_renders)
         T_CHECK(exists(cat(cat(o, "renders"), png)) == dv->is_test, "renders/%s", png);
     }
     T_CHECK(count_prefixed(r, "") == (int)ds.n_views + 2, "other files in the render folder");
+    /* two cameras whose names come to one file name ("a.png", "a.jpg"): every render numbered,
+     * none written over another */
+    const uint32_t u = (uint32_t)t_uniform(0, n - 1);
+    const char *two[2] = {"a.png", "a.jpg"};
+    const char *r2 = tpath("r2");
+    T_OK(splat_write_cameras(cat(o, "two.json"), &cams[u], two, 2, &err), &err);
+    const char *render2[] = {"", "render", cat(o, "point_cloud.ply"), "--cameras", cat(o, "two.json"), "-o", r2, "-q", NULL};
+    T_REQUIRE(run(render2, out) == 0, "render --cameras with one name twice failed");
+    T_CHECK(!exists(cat(r2, "a.png")) && count_prefixed(r2, "render_") == 2, "the renders of a.png and a.jpg: %d numbered",
+            count_prefixed(r2, "render_"));
+    for (uint32_t k = 0; k < 2; k++) {
+        float *img = NULL;
+        T_OK(splat_render(ctx, &s, &cams[u + k], 1, &(splat_render_desc){0}, &img, &err), &err);
+        char png[32];
+        snprintf(png, sizeof png, "render_%04u.png", k);
+        T_CHECK(png_differs(cat(r2, png), img, &cams[u + k]) == 0, "%s is not camera %u's render", png, u + k);
+        splat_free(img);
+    }
     splat_free(cams);
     splat_free(names);
     splat_scene_free(&s);
