@@ -371,6 +371,13 @@ SPLAT_TEST(io_colmap_text_errors)
     EXPECT_FAIL(scene, 0, SPLAT_ERR_FORMAT, pts, "points3D.txt:1:");
     t_write(pts, "1 0 nan 0 3 0 0 0.5\n", 20);
     EXPECT_FAIL(scene, 0, SPLAT_ERR_NONFINITE, pts, "non-finite");
+    /* a number with more after it (a decimal comma, a unit) is not read as its first part */
+    const char *junk_pts = "1 0.5x 0 0 3 0 0 0.5\n", *junk_cams = "1 PINHOLE 10 10 5,5 5 5 5\n";
+    t_write(pts, junk_pts, strlen(junk_pts));
+    EXPECT_FAIL(scene, 0, SPLAT_ERR_FORMAT, pts, "points3D.txt:1:");
+    t_colmap_write(&m, dir, true);
+    t_write(cams, junk_cams, strlen(junk_cams));
+    EXPECT_FAIL(scene, 0, SPLAT_ERR_FORMAT, cams, "cameras.txt:1:");
     EXPECT_FAIL(t_path("nowhere"), 0, SPLAT_ERR_IO, t_path("nowhere"), "not a folder");
     t_mkdir(t_path("empty"));
     EXPECT_FAIL(t_path("empty"), 0, SPLAT_ERR_FORMAT, t_path("empty"), "no dataset found");
@@ -430,7 +437,7 @@ static void cam_project(const splat_camera *c, const double X[3], double *u, dou
 SPLAT_TEST(io_nerf_synthetic)
 {
     const char *scene = t_path("lego");
-    t_mkdir(t_path("lego/train"));
+    t_mkdir(t_path("lego/train.v2")); /* a dot in a folder's name is no extension */
     t_mkdir(t_path("lego/test"));
     uint32_t W = 16 + rnd(20), H = 10 + rnd(20);
     double angle = t_uniform(0.4, 1.3), f = 0.5 * W / tan(0.5 * angle);
@@ -452,10 +459,10 @@ SPLAT_TEST(io_nerf_synthetic)
             }
             /* test frames name the extension, train frames leave it out as Blender does */
             const char *ext = split ? ".png" : "";
-            tb_printf(&b, "    {\"file_path\": \"./%s/r_%d%s\", \"rotation\": 0.01, ", split ? "test" : "train", i, ext);
+            tb_printf(&b, "    {\"file_path\": \"./%s/r_%d%s\", \"rotation\": 0.01, ", split ? "test" : "train.v2", i, ext);
             put_matrix(&b, Ms[k], pos[k]);
             tb_printf(&b, "}%s\n", i + 1 < n ? "," : "");
-            write_rgba_png(t_path("lego/%s/r_%d.png", split ? "test" : "train", i), W, H);
+            write_rgba_png(t_path("lego/%s/r_%d.png", split ? "test" : "train.v2", i), W, H);
         }
         tb_printf(&b, "  ]\n}\n");
         t_write(t_path("lego/transforms_%s.json", split ? "test" : "train"), b.p, b.n);
@@ -471,7 +478,7 @@ SPLAT_TEST(io_nerf_synthetic)
         bool test = k >= (uint32_t)n_train;
         int idx = test ? (int)k - n_train : (int)k;
         char name[64];
-        snprintf(name, sizeof name, "%s/r_%d.png", test ? "test" : "train", idx);
+        snprintf(name, sizeof name, "%s/r_%d.png", test ? "test" : "train.v2", idx);
         T_CHECK(strcmp(v->name, name) == 0, "view %u name %s", k, v->name);
         T_CHECK(strcmp(v->image_path, t_path("lego/%s", name)) == 0, "path %s", v->image_path);
         T_CHECK(v->is_test == test && v->downsample == 1);
