@@ -523,6 +523,33 @@ mut atomic_no_fsync src/io/atomic.c io_atomic_durable \
 mut atomic_no_folder_fsync src/io/atomic.c io_atomic_durable \
     '(void)fsync(dfd);' \
     '(void)dfd;'
+mut colmap_number_trailing_junk src/io/colmap.c io_colmap_text_errors \
+    'return end != s && !*end;' \
+    'return end != s;'
+mut nerf_ext_in_folder_name src/io/nerf.c io_nerf_synthetic \
+    "bool has_ext = strchr(base, '.') != NULL;" \
+    "bool has_ext = strchr(file_path, '.') != NULL;"
+mut options_refine_stop_typo src/api/options.c api_train_defaults \
+    'if (!out->refine_stop) out->refine_stop = mcmc ? 25000 : 15000;' \
+    'if (!out->refine_stop) out->refine_stop = mcmc ? 25000 : 1500;'
+mut options_reset_every_typo src/api/options.c api_train_defaults \
+    'if (!out->reset_every) out->reset_every = 3000;' \
+    'if (!out->reset_every) out->reset_every = 300;'
+mut options_init_points_typo src/api/options.c api_train_defaults \
+    'if (!out->init_points) out->init_points = 100000;' \
+    'if (!out->init_points) out->init_points = 10000;'
+mut cli_metrics_failure_ignored src/cli/main.c cli_metrics_write_fails \
+    'dev.name, 0, &err)) st = SPLAT_ERR_IO;' \
+    'dev.name, 0, &err)) {}'
+mut cli_render_names_repeat src/cli/main.c cli_cameras_json_renders \
+    'if (strcmp(names[j], s) == 0) return false;' \
+    'if (false) return false;'
+mut runctl_save_now_sticky src/cli/runctl.c cli_interrupt_resume \
+    'rc->save_now = false;' \
+    ''
+mut trainer_asked_degree_resolved src/api/trainer.c cli_checkpoint_resume \
+    '(*t)->asked_sh_degree = desc->render.sh_degree;' \
+    '(*t)->asked_sh_degree = resolved.render.sh_degree;'
 mut ckpt_old_version_accepted src/io/ckpt.c io_ckpt_corrupt \
     'if (version != CKPT_VERSION) {' \
     'if (version > CKPT_VERSION) {'
