@@ -228,7 +228,7 @@ typedef struct splat_train_progress {
     uint32_t n_gaussians;
     double iters_per_sec;            /* over the trainer's runs so far; 0 until they are a second
                                         old, except in the report that ends a run */
-    double eta_sec;
+    double eta_sec;                  /* the run's steps left at that rate; 0 while the rate is */
     uint64_t isect_padded;           /* diagnostics: tile-list entries the two tile tests disagreed on (expected 0) */
     /* Where the device's free memory stopped the model growing (the strategy grows no further than
      * fits; docs/TRAIN.md, "When the GPU is full"): the count it allowed at the latest refine it bound

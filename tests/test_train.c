@@ -1277,6 +1277,10 @@ SPLAT_TEST(train_progress_reports)
                 "report %u (step %u): %.1f it/s, the runs went at %.1f", k, p->step, p->iters_per_sec, rate);
         if (k >= first_of_second && t1 - t0 > 1.0)
             T_CHECK(p->iters_per_sec > 0, "report %u (step %u): the rate restarted with the second run", k, p->step);
+        /* the time left: the steps left of the run at the rate, 0 while there is no rate */
+        double eta = p->iters_per_sec > 0 ? (p->steps - p->step) / p->iters_per_sec : 0;
+        T_CHECK(p->steps == 80 && fabs(p->eta_sec - eta) <= 1e-9 * eta, "report %u (step %u of %u): %g s left, not %g", k,
+                p->step, p->steps, p->eta_sec, eta);
     }
     T_CHECK(ends[0] == 1 && ends[1] == 1, "the runs' last steps were reported %u and %u times", ends[0], ends[1]);
     T_CHECK(fabs(log->p[log->n - 1].iters_per_sec - rate) < 0.15 * rate, "the last report says %.1f it/s, the runs %.1f",
@@ -1391,4 +1395,37 @@ done:
     splat_scene_free(&a);
     splat_trainer_free(t);
     splat_ctx_free(ctx);
+}
+
+/* --profile: each stage's mean GPU time per iteration. The iterations run one after another on
+ * one queue, so the stages of one iteration take no longer than an iteration's share of the run's
+ * wall time (within half of it again: lavapipe's GPU time is nearly all of it); a sum over the
+ * iterations in place of their mean would be tens of times more. */
+SPLAT_TEST(train_profile_per_step)
+{
+    splat_ctx *ctx = test_ctx();
+    if (!ctx) return;
+    const char *dir = demo_dir(ctx, 32, 8);
+    splat_error err = {0};
+    splat_trainer *t = NULL;
+    const uint32_t steps = 30 + (uint32_t)t_uniform(0, 20);
+    splat_train_desc desc = {.data = dir, .steps = steps, .seed = splat__rng_u64(splat_test_rng()), .profile = true};
+    if (!dir || splat_trainer_init(&t, ctx, &desc, &err) != SPLAT_OK) {
+        splat_test_fail(__FILE__, __LINE__, "trainer:", "%s", err.msg);
+        goto done;
+    }
+    double t0 = splat__now();
+    T_OK(splat_trainer_run(t, 0, &err), &err);
+    double wall_ms = 1000 * (splat__now() - t0) / steps, total = 0;
+    splat_stage_time stages[64];
+    uint32_t n = splat_trainer_profile(t, stages, 64), bad = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        bad += !stages[k].name || !(stages[k].ms >= 0) || !isfinite(stages[k].ms);
+        total += stages[k].ms;
+    }
+    printf("  %u stages, %.3f ms of GPU time an iteration, %.3f ms of wall time\n", n, total, wall_ms);
+    T_CHECK(n >= 5 && bad == 0 && total > 0 && total <= 1.5 * wall_ms, "%u stages (%u bad): %.3f ms an iteration against %.3f of wall time",
+            n, bad, total, wall_ms);
+done:
+    splat_trainer_free(t);
 }

@@ -680,3 +680,64 @@ done:
     probe_free(t);
     splat_ctx_free(ctx);
 }
+
+/* With views held out (every 8th): each epoch of steps visits every training view once, in an order
+ * of its own, and never a held-out one; the scene scale comes from the training cameras alone. The
+ * oracle is the dataset's own flags, not the trainer's list of training views. */
+SPLAT_TEST(train_views_held_out)
+{
+    splat_ctx *ctx = NULL;
+    splat_error err = {0};
+    splat_trainer *t = NULL;
+    if (splat_ctx_init(&ctx, NULL, &err) != SPLAT_OK) {
+        splat_test_fail(__FILE__, __LINE__, "context:", "%s", err.msg);
+        goto done;
+    }
+    const char *dir = demo_dir(ctx, 32, 17 + (uint32_t)t_uniform(0, 8));
+    splat_train_desc desc = {.data = dir, .eval = true, .steps = 200, .seed = splat__rng_u64(splat_test_rng())};
+    if (!dir || splat_trainer_init(&t, ctx, &desc, &err) != SPLAT_OK) {
+        splat_test_fail(__FILE__, __LINE__, "trainer:", "%s", err.msg);
+        goto done;
+    }
+    const uint32_t n_views = t->ds.n_views;
+    uint32_t n_train = 0;
+    double (*centre)[3] = calloc(n_views, sizeof *centre), mean[3] = {0, 0, 0}, far = 0;
+    for (uint32_t v = 0; v < n_views; v++) {
+        const splat_camera *cam = &t->ds.views[v].camera;
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) centre[v][i] -= (double)cam->R[3 * j + i] * cam->t[j];
+        if (t->ds.views[v].is_test) continue;
+        n_train++;
+        for (int i = 0; i < 3; i++) mean[i] += centre[v][i];
+    }
+    for (int i = 0; i < 3; i++) mean[i] /= n_train;
+    for (uint32_t v = 0; v < n_views; v++)
+        if (!t->ds.views[v].is_test)
+            far = fmax(far, sqrt(pow(centre[v][0] - mean[0], 2) + pow(centre[v][1] - mean[1], 2) +
+                                 pow(centre[v][2] - mean[2], 2)));
+    free(centre);
+    T_REQUIRE(n_train == t->n_train && n_train < n_views, "%u training views of %u; the trainer has %u", n_train, n_views,
+              t->n_train);
+    /* the trainer sums the centres' float products: agreement to float rounding */
+    T_CHECK(fabs(t->scene_scale - 1.1 * far) <= 1e-6 * far, "scene scale %.9g, from the training cameras %.9g",
+            t->scene_scale, 1.1 * far);
+    uint32_t *first = calloc(n_train, 4), same = 0;
+    bool *seen = calloc(n_views, 1);
+    for (uint32_t e = 0; e < 2; e++) {
+        memset(seen, 0, n_views);
+        for (uint32_t k = 0; k < n_train; k++) {
+            uint32_t v = splat__train_view_of_step(t, e * n_train + k);
+            T_REQUIRE(v < n_views, "step %u: view %u of %u", e * n_train + k, v, n_views);
+            T_CHECK(!t->ds.views[v].is_test && !seen[v], "step %u: view %u (%s) is %s", e * n_train + k, v, t->ds.views[v].name,
+                    t->ds.views[v].is_test ? "held out" : "visited twice in one epoch");
+            seen[v] = true;
+            if (e == 0) first[k] = v;
+            else same += first[k] == v;
+        }
+    }
+    T_CHECK(same < n_train, "the second epoch visits the views in the first's order");
+    free(first), free(seen);
+done:
+    splat_trainer_free(t);
+    splat_ctx_free(ctx);
+}
