@@ -275,6 +275,71 @@ static uint8_t *strip_image(uint32_t w, uint32_t h)
  * tests' own reader, t_frame_decode), as many as the layout says; and the strips decode to the
  * very pixels of one JPEG of the whole frame from quality 90 on (4:4:4: the strips code the same
  * 8x8 blocks), within 1 dB of its PSNR below (4:2:0: the chroma upsampling differs at the seams). */
+/* The loss chart's history over 5,000 reports, far past its 1,024 points: thinned, never over
+ * its size, each kept point its own report's (loss = step, PSNR = -step), steps increasing, and
+ * nothing written past the struct. */
+SPLAT_TEST(view_history_thinned)
+{
+    struct {
+        splat_view_history h;
+        uint64_t guard[4];
+    } *box = calloc(1, sizeof *box);
+    for (int k = 0; k < 4; k++) box->guard[k] = 0x5a5a5a5a5a5a5a5aull;
+    const uint32_t reports = 4000 + (uint32_t)t_uniform(0, 2000);
+    uint32_t over = 0;
+    for (uint32_t k = 1; k <= reports; k++) {
+        splat_train_progress p = {.step = k, .steps = reports, .loss = (float)k, .psnr = -(float)k};
+        splat__view_history_add(&box->h, &p);
+        over += box->h.n > SPLAT_VIEW_HISTORY;
+    }
+    const splat_view_history *h = &box->h;
+    uint32_t bad = 0;
+    for (uint32_t i = 0; i < h->n && i < SPLAT_VIEW_HISTORY; i++)
+        bad += h->loss[i] != h->step[i] || h->psnr[i] != -h->step[i] || (i && h->step[i] <= h->step[i - 1]) ||
+               h->step[i] < 1 || h->step[i] > reports;
+    bool guard = true;
+    for (int k = 0; k < 4; k++) guard &= box->guard[k] == 0x5a5a5a5a5a5a5a5aull;
+    printf("  %u reports: %u points kept, one every %u reports\n", reports, h->n, h->stride);
+    T_CHECK(over == 0 && h->n > SPLAT_VIEW_HISTORY / 2 && h->n <= SPLAT_VIEW_HISTORY && bad == 0 && guard,
+            "%u reports over the size, %u points, %u wrong, guard %s", over, h->n, bad, guard ? "whole" : "overwritten");
+    free(box);
+}
+
+/* The viewer's frame of reference from cameras alone (a training run's): the mean of the camera
+ * centres and the farthest of them from it, the centres placed here and the poses built from them
+ * (t = -R c), against splat__view_frame_of_ref's -R^T t. */
+SPLAT_TEST(view_frame_of_ref_cameras)
+{
+    enum { N = 7 };
+    splat_camera cams[N];
+    double c[N][3], mean[3] = {0, 0, 0}, far = 0;
+    for (int k = 0; k < N; k++) {
+        /* a random rotation (orthonormalised rows), a centre anywhere */
+        double R[9];
+        for (int i = 0; i < 9; i++) R[i] = t_uniform(-1, 1);
+        for (int r = 0; r < 3; r++) {
+            for (int q = 0; q < r; q++) {
+                double d = R[3 * r] * R[3 * q] + R[3 * r + 1] * R[3 * q + 1] + R[3 * r + 2] * R[3 * q + 2];
+                for (int i = 0; i < 3; i++) R[3 * r + i] -= d * R[3 * q + i];
+            }
+            double l = sqrt(R[3 * r] * R[3 * r] + R[3 * r + 1] * R[3 * r + 1] + R[3 * r + 2] * R[3 * r + 2]);
+            for (int i = 0; i < 3; i++) R[3 * r + i] /= l;
+        }
+        cams[k] = (splat_camera){.width = 64, .height = 48, .fx = 50, .fy = 50, .cx = 32, .cy = 24};
+        for (int i = 0; i < 3; i++) c[k][i] = t_uniform(-5, 5), mean[i] += c[k][i] / N;
+        for (int i = 0; i < 9; i++) cams[k].R[i] = (float)R[i];
+        for (int r = 0; r < 3; r++) cams[k].t[r] = (float)-(R[3 * r] * c[k][0] + R[3 * r + 1] * c[k][1] + R[3 * r + 2] * c[k][2]);
+    }
+    for (int k = 0; k < N; k++)
+        far = fmax(far, sqrt(pow(c[k][0] - mean[0], 2) + pow(c[k][1] - mean[1], 2) + pow(c[k][2] - mean[2], 2)));
+    splat_view_frame_of_ref ref;
+    splat__view_frame_of_ref(NULL, 0, cams, N, &ref);
+    double err = fabs(ref.radius - far);
+    for (int i = 0; i < 3; i++) err = fmax(err, fabs(ref.center[i] - mean[i]));
+    T_CHECK(err < 1e-4, "centre (%g, %g, %g) radius %g; the cameras' (%g, %g, %g) and %g", ref.center[0], ref.center[1],
+            ref.center[2], ref.radius, mean[0], mean[1], mean[2], far);
+}
+
 SPLAT_TEST(view_frame_strips)
 {
     splat_view_encoder e;
@@ -481,7 +546,8 @@ done:
 
 /* Eight clients at once, each asking for its own camera: each gets exactly its frame, which is
  * splat_render of that camera less JPEG's loss (over 40 dB at quality 100); at quality 50 the
- * JPEG is smaller and still close. */
+ * JPEG is smaller and still close. Then as many clients as the viewer takes, and one more, which
+ * it refuses. */
 SPLAT_TEST(view_ws_clients8)
 {
     vfix f;
@@ -520,6 +586,23 @@ SPLAT_TEST(view_ws_clients8)
         for (int k = 0; k < N && round == 1; k++) T_CHECK(size[k] < size100[k], "client %d: quality 50 is not smaller", k);
         if (round == 0) memcpy(size100, size, sizeof size);
     }
+    /* up to SPLAT_VIEW_MAX_CLIENTS at once; one more is refused: closed without a hello (or not
+     * let in at all) */
+    t_ws more[SPLAT_VIEW_MAX_CLIENTS + 1 - N];
+    int opened = 0;
+    for (int k = 0; k < SPLAT_VIEW_MAX_CLIENTS - N && connect_ws(&more[k], &f); k++) opened++;
+    T_CHECK(opened == SPLAT_VIEW_MAX_CLIENTS - N, "%d clients connected", N + opened);
+    char why[600];
+    t_ws *last = &more[opened];
+    if (opened == SPLAT_VIEW_MAX_CLIENTS - N && t_ws_connect(last, splat_viewer_port(f.v), "/ws", NULL, why, sizeof why)) {
+        const uint8_t *d;
+        size_t n;
+        int op, r = t_ws_recv(last, 5, &d, &n, &op);
+        T_CHECK(r == -1 || (r == 1 && op == T_WS_CLOSE), "client %d was let in: %s", SPLAT_VIEW_MAX_CLIENTS + 1,
+                r == 1 ? "a message came" : "nothing came in 5 s");
+        t_ws_close(last);
+    }
+    for (int k = 0; k < opened; k++) t_ws_close(&more[k]);
 out:
     for (int k = 0; k < N; k++) t_ws_close(&w[k]);
 done:
