@@ -81,6 +81,17 @@ static void check_api(bool sh_half, uint32_t n)
         T_CHECK(e < T_TOL_GRAD, "gradient of %s: normalised error %.3g", splat__groups[k].name, e);
     }
     printf("\n");
+    /* d_alpha NULL is zero: the same bits as a buffer of zeros */
+    float *zero = calloc(px, 4);
+    splat_scene g_null, g_zero;
+    T_OK(splat_render_backward(ctx, &s, &cam, &desc, d_rgb, NULL, &g_null, NULL, NULL, &err), &err);
+    T_OK(splat_render_backward(ctx, &s, &cam, &desc, d_rgb, zero, &g_zero, NULL, NULL, &err), &err);
+    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++)
+        T_CHECK(memcmp(splat__scene_group_c(&g_null, k), splat__scene_group_c(&g_zero, k),
+                       (size_t)s.count * splat__groups[k].width * sizeof(float)) == 0,
+                "gradient of %s: d_alpha NULL is not a zero d_alpha", splat__groups[k].name);
+    splat_scene_free(&g_null), splat_scene_free(&g_zero);
+    free(zero);
     splat__ref_grads_free(&rg);
     splat__ref_grads_free(&rg_abs);
     splat_free(fwd);
@@ -108,14 +119,15 @@ SPLAT_TEST(api_render_sh_half_vs_ref)
 }
 
 /* One splat_render call over several cameras: most of one size, so the render recorded for the
- * first is replayed with the others' cameras, and one larger, so it is recorded again; each image
- * against the reference, over the pixels with a clear decision. */
+ * first is replayed with the others' cameras, one wider and one taller than any is wide (the
+ * buffers sized by the largest of each), so it is recorded again; each image against the
+ * reference, over the pixels with a clear decision. */
 SPLAT_TEST(api_render_cameras_vs_ref)
 {
     splat_ctx *ctx;
     splat_error err = {0};
     T_OK(splat_ctx_init(&ctx, NULL, &err), &err);
-    enum { K = 5 };
+    enum { K = 6 };
     uint32_t W = 40 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 40), H = 30 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 30);
     splat_camera cams[K];
     cams[0] = t_random_camera(W, H);
@@ -124,6 +136,7 @@ SPLAT_TEST(api_render_cameras_vs_ref)
         for (int c = 0; c < 3; c++) cams[k].t[c] += (float)t_uniform(-0.3, 0.3);
     }
     cams[3].width += 16 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 16);
+    cams[5].height = cams[3].width + 8 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 16);
     splat_scene s;
     t_random_scene(&s, 120, &cams[0]);
     splat_render_desc desc = {.sh_degree = 3};
