@@ -550,6 +550,60 @@ mut runctl_save_now_sticky src/cli/runctl.c cli_interrupt_resume \
 mut trainer_asked_degree_resolved src/api/trainer.c cli_checkpoint_resume \
     '(*t)->asked_sh_degree = desc->render.sh_degree;' \
     '(*t)->asked_sh_degree = resolved.render.sh_degree;'
+mut eval_last_view_skipped src/train/eval.c cli_eval_per_view \
+    'for (uint32_t k = 0; k < n && st == SPLAT_OK; k++) {' \
+    'for (uint32_t k = 0; k + 1 < n && st == SPLAT_OK; k++) {'
+mut eval_ssim_over_values src/train/eval.c train_eval_vs_render \
+    'one->ssim = rep->n_ssim ? rep->ssim_sum / rep->n_ssim : 1.0;' \
+    'one->ssim = rep->n_values ? rep->ssim_sum / rep->n_values : 1.0;'
+mut ckpt_seed_not_restored src/train/checkpoint.c cli_checkpoint_resume \
+    't->desc.seed = meta.seed;' \
+    '(void)meta.seed;'
+mut ckpt_stats_not_restored src/train/checkpoint.c train_resume_and_overflow_exact \
+    'for (size_t k = SPLAT_GROUP_COUNT; k < CKPT_PARTS && st == SPLAT_OK; k++) {' \
+    'for (size_t k = SPLAT_GROUP_COUNT; k < CKPT_PARTS - 1 && st == SPLAT_OK; k++) {'
+mut ckpt_hash_ignores_split src/train/checkpoint.c cli_checkpoint_resume \
+    'uint32_t size[3] = {w->camera.width, w->camera.height, w->is_test};' \
+    'uint32_t size[3] = {w->camera.width, w->camera.height, 0};'
+mut ring_gated_last_not_first src/train/ring.c train_resume_and_overflow_exact \
+    'if (rep->step < *gated_step) *gated_step = rep->step;' \
+    '*gated_step = rep->step;'
+mut ws_rx_fragments_unbounded src/view/server.c view_ws_malformed \
+    'if (len > sizeof s->rx - s->rx_len) {' \
+    'if (len > sizeof s->rx) {'
+mut demo_principal_point_swapped src/api/demo.c train_demo_psnr_floor \
+    'fx, 0.5 * w, 0.5 * h);' \
+    'fx, 0.5 * h, 0.5 * w);'
+mut demo_points_colour_dark src/api/demo.c train_demo_psnr_floor \
+    's->sh[48 * i + k] * 0.28209479177387814 + 0.5)));' \
+    's->sh[48 * i + k] * 0.28209479177387814)));'
+mut view_of_step_by_position src/train/schedule.c train_views_held_out \
+    'return t->train_views[cache.perm[step % n]];' \
+    'return cache.perm[step % n];'
+mut scene_scale_by_position src/train/trainer.c train_views_held_out \
+    'const splat_camera *c = &t->ds.views[t->train_views[k]].camera;' \
+    'const splat_camera *c = &t->ds.views[k].camera;'
+mut eta_from_first_step src/train/ring.c train_progress_reports \
+    '(t->steps - t->step) / t->prog.iters_per_sec : 0;' \
+    '(t->steps - t->first_step) / t->prog.iters_per_sec : 0;'
+mut profile_stage_sum_not_mean src/train/trainer.c train_profile_per_step \
+    'stages[n++] = (splat_stage_time){p->stage_name[k], p->n_profiled ? p->stage_ms[k] / p->n_profiled : 0};' \
+    'stages[n++] = (splat_stage_time){p->stage_name[k], p->stage_ms[k]};'
+mut view_history_full_overflow src/view/protocol.c view_history_thinned \
+    'if (h->n == SPLAT_VIEW_HISTORY) {' \
+    'if (h->n > SPLAT_VIEW_HISTORY) {'
+mut view_ref_centre_R_not_RT src/view/protocol.c view_frame_of_ref_cameras \
+    'scratch[3 * k + i] = -(c->R[i] * c->t[0] + c->R[3 + i] * c->t[1] + c->R[6 + i] * c->t[2]);' \
+    'scratch[3 * k + i] = -(c->R[3 * i] * c->t[0] + c->R[3 * i + 1] * c->t[1] + c->R[3 * i + 2] * c->t[2]);'
+mut ws_client_over_cap_admitted src/view/server.c view_ws_clients8 \
+    'bool full = v->n_sessions >= SPLAT_VIEW_MAX_CLIENTS;' \
+    'bool full = v->n_sessions > SPLAT_VIEW_MAX_CLIENTS;'
+mut api_render_max_h_from_width src/api/render.c api_render_cameras_vs_ref \
+    'max_h = SPLAT_MAX(max_h, cams[k].height);' \
+    'max_h = SPLAT_MAX(max_h, cams[k].width);'
+mut backward_null_dalpha_one src/api/render.c api_render_backward_vs_ref \
+    'buf[4 * p + 3] = d_alpha ? d_alpha[p] : 0.0f;' \
+    'buf[4 * p + 3] = d_alpha ? d_alpha[p] : 1.0f;'
 mut ckpt_old_version_accepted src/io/ckpt.c io_ckpt_corrupt \
     'if (version != CKPT_VERSION) {' \
     'if (version > CKPT_VERSION) {'
