@@ -1428,4 +1428,5 @@ SPLAT_TEST(train_profile_per_step)
             n, bad, total, wall_ms);
 done:
     splat_trainer_free(t);
+    splat_ctx_free(ctx);
 }
