@@ -609,6 +609,36 @@ done:
     vfix_free(&f);
 }
 
+/* Frames of shapes the viewer's buffers must grow for one side at a time: wide, then tall and
+ * narrower, then both; each the render of its camera (the buffers are reallocated only to grow,
+ * and a frame taller but no wider than the ones before still needs them to). */
+SPLAT_TEST(view_ws_frame_shapes)
+{
+    vfix f;
+    if (!vfix_init(&f, 60, true)) goto done;
+    t_ws w = {.fd = -1};
+    if (!connect_ws(&w, &f)) goto out;
+    const uint32_t sides[3][2] = {{96, 24}, {24 + (uint32_t)t_uniform(0, 40), 112}, {112, 112}};
+    for (uint32_t k = 0; k < 3; k++) {
+        splat_camera cam = f.cams[k % 3];
+        cam.width = sides[k][0], cam.height = sides[k][1];
+        cam.fx = cam.fy = (float)(0.9 * cam.width);
+        cam.cx = 0.5f * cam.width, cam.cy = 0.5f * cam.height;
+        T_CHECK(ask(&w, 500 + k, &cam, 100));
+        got_frame g;
+        bool ok = frame_for(&w, 500 + k, 60, &g);
+        T_CHECK(ok && g.w == cam.width && g.h == cam.height, "no %ux%u frame", cam.width, cam.height);
+        if (!ok) continue;
+        double psnr = frame_psnr(f.ctx, &f.scene, &cam, NULL, &g);
+        T_CHECK(psnr > 40, "the %ux%u frame: %.2f dB from splat_render of its camera", cam.width, cam.height, psnr);
+        free(g.rgb);
+    }
+out:
+    t_ws_close(&w);
+done:
+    vfix_free(&f);
+}
+
 /* The server caps each client's frame rate: asked every 20 ms for 2.5 s with a cap of 4 per
  * second, a client gets about 10 frames, not 125. */
 SPLAT_TEST(view_ws_rate_cap)
