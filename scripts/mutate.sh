@@ -604,6 +604,9 @@ mut api_render_max_h_from_width src/api/render.c api_render_cameras_vs_ref \
 mut backward_null_dalpha_one src/api/render.c api_render_backward_vs_ref \
     'buf[4 * p + 3] = d_alpha ? d_alpha[p] : 0.0f;' \
     'buf[4 * p + 3] = d_alpha ? d_alpha[p] : 1.0f;'
+mut view_frame_height_unchecked src/view/frames.c view_ws_frame_shapes \
+    'rb->max_h >= h)' \
+    'true)'
 mut ckpt_old_version_accepted src/io/ckpt.c io_ckpt_corrupt \
     'if (version != CKPT_VERSION) {' \
     'if (version > CKPT_VERSION) {'
