@@ -493,10 +493,6 @@ SPLAT_TEST(cli_output_folder_checked_first)
     free(out);
 }
 
-/* Output folders are made with the folders above them (as mkdir -p) for demo, train, render and
- * eval; a run that fails removes every folder it made, deepest first, and none it did not. The
- * failure here is one before the first step (a SPLAT_MEM_LIMIT the starting model passes): its
- * hint names --images-factor, doubled from the one given. */
 /* metrics.json that cannot be written fails the run (exit 1, naming it), the trained PLY kept:
  * a script reading the exit status must not take a run without metrics for a whole one */
 SPLAT_TEST(cli_metrics_write_fails)
@@ -515,6 +511,10 @@ SPLAT_TEST(cli_metrics_write_fails)
     free(out);
 }
 
+/* Output folders are made with the folders above them (as mkdir -p) for demo, train, render and
+ * eval; a run that fails removes every folder it made, deepest first, and none it did not. The
+ * failure here is one before the first step (a SPLAT_MEM_LIMIT the starting model passes): its
+ * hint names --images-factor, doubled from the one given. */
 SPLAT_TEST(cli_output_parents)
 {
     char root[600], dir[700], o[800], args[4096], path[1000], *out;

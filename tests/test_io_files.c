@@ -815,9 +815,6 @@ SPLAT_TEST(io_ckpt_corrupt)
     free(longer), free(bytes), free(clean);
 }
 
-/* A writer killed mid-file leaves "<target>.tmp-<pid>-XXXXXX" behind (gigabytes for a real
- * checkpoint); the next write of the same target removes the ones whose process is gone, and
- * leaves alone those of a live process and any other file. */
 /* ------------------------------------------------------------------ durability */
 
 /* fsync and rename, watched: the library is linked in statically, so these definitions stand in
@@ -883,6 +880,9 @@ SPLAT_TEST(io_atomic_durable)
     splat_scene_free(&a);
 }
 
+/* A writer killed mid-file leaves "<target>.tmp-<pid>-XXXXXX" behind (gigabytes for a real
+ * checkpoint); the next write of the same target removes the ones whose process is gone, and
+ * leaves alone those of a live process and any other file. */
 SPLAT_TEST(io_atomic_removes_stale_temporaries)
 {
     const char *dir = t_path("stale");

@@ -439,7 +439,7 @@ SPLAT_TEST(io_formats_bad_input)
         splat_status st;
     } medits[] = {
         {"\"version\":2,", "", "SOG version 1", SPLAT_ERR_UNSUPPORTED},
-        {"\"version\":2,", "\"version\":3,", "version", SPLAT_ERR_UNSUPPORTED},
+        {"\"version\":2,", "\"version\":3,", "meta.json version is not 2", SPLAT_ERR_UNSUPPORTED},
         {"\"count\":300", "\"count\":3000000000", "claims 3000000000 Gaussians", SPLAT_ERR_FORMAT},
         {"\"count\":300", "\"count\":3000", "means_l.webp is ", SPLAT_ERR_FORMAT},
         {"\"means_l.webp\"", "\"../means_l.webp\"", "not a file beside it", SPLAT_ERR_FORMAT},
@@ -532,11 +532,9 @@ SPLAT_TEST(io_formats_bad_input)
     splat_scene_free(&s);
 }
 
-/* Writers refuse non-finite values before writing anything, and leave the old file as it was. */
 /* ------------------------------------------------------- SOG bundles with deflated entries */
 
 static uint32_t ld16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
-static uint32_t ld32(const uint8_t *p) { return ld16(p) | ld16(p + 2) << 16; }
 static void tb_u16(tbuf *b, uint16_t v) { tb_u8(b, (uint8_t)v), tb_u8(b, (uint8_t)(v >> 8)); }
 
 typedef struct zentry {
@@ -586,18 +584,18 @@ SPLAT_TEST(io_sog_zip_deflated)
      * data's (APPNOTE 4.3.7 and 4.4.7; readers that stream the archive see only the local one) */
     size_t zn;
     uint8_t *zb = t_read(stored, &zn);
-    T_REQUIRE(zb && zn >= 22 && ld32(zb + zn - 22) == 0x06054b50, "no end of central directory in %s", stored);
-    for (uint32_t k = 0, entries = ld16(zb + zn - 12), cd = ld32(zb + zn - 6); k < entries; k++) {
-        T_REQUIRE((size_t)cd + 46 <= zn && ld32(zb + cd) == 0x02014b50, "central entry %u", k);
+    T_REQUIRE(zb && zn >= 22 && splat__load_u32(zb + zn - 22) == 0x06054b50, "no end of central directory in %s", stored);
+    for (uint32_t k = 0, entries = ld16(zb + zn - 12), cd = splat__load_u32(zb + zn - 6); k < entries; k++) {
+        T_REQUIRE((size_t)cd + 46 <= zn && splat__load_u32(zb + cd) == 0x02014b50, "central entry %u", k);
         const uint8_t *c = zb + cd;
-        uint32_t name = ld16(c + 28), local = ld32(c + 42), csize = ld32(c + 20);
+        uint32_t name = ld16(c + 28), local = splat__load_u32(c + 42), csize = splat__load_u32(c + 20);
         T_REQUIRE((size_t)local + 30 + name <= zn, "entry %u's local header", k);
         const uint8_t *l = zb + local;
         size_t data = (size_t)local + 30 + ld16(l + 26) + ld16(l + 28);
-        T_CHECK(ld32(l) == 0x04034b50 && ld16(l + 8) == ld16(c + 10) && ld32(l + 14) == ld32(c + 16) &&
-                    ld32(l + 18) == csize && ld32(l + 22) == ld32(c + 24) && ld16(l + 26) == name &&
+        T_CHECK(splat__load_u32(l) == 0x04034b50 && ld16(l + 8) == ld16(c + 10) && splat__load_u32(l + 14) == splat__load_u32(c + 16) &&
+                    splat__load_u32(l + 18) == csize && splat__load_u32(l + 22) == splat__load_u32(c + 24) && ld16(l + 26) == name &&
                     memcmp(l + 30, c + 46, name) == 0 && data + csize <= zn &&
-                    (uint32_t)crc32(crc32(0, NULL, 0), zb + data, (uInt)csize) == ld32(c + 16),
+                    (uint32_t)crc32(crc32(0, NULL, 0), zb + data, (uInt)csize) == splat__load_u32(c + 16),
                 "entry %.*s: the local header disagrees with the central directory or the data", (int)name, c + 46);
         cd += 46 + name + ld16(c + 30) + ld16(c + 32);
     }
@@ -739,6 +737,7 @@ SPLAT_TEST(io_compressed_ply_known_bytes)
     splat_scene_free(&s);
 }
 
+/* Writers refuse non-finite values before writing anything, and leave the old file as it was. */
 SPLAT_TEST(io_formats_write_nonfinite)
 {
     splat_scene s;

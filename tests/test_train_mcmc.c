@@ -251,9 +251,6 @@ static uint32_t compare_refine(const splat_scene *got, const splat_scene *gotm, 
     return bad;
 }
 
-/* The relocation alone (job: the model s, mom uploaded, its cap at the count) on the GPU against the
- * reference's, every row: *rel, *relm the GPU's result, ratio [n + 1] each row's samples + 1. The
- * rows wrong, or UINT32_MAX when the run or the download failed. */
 /* ratio [n + 1]: each of the first n rows' share after an adding, 1 plus the rows added from it */
 static void added_ratios(uint32_t *ratio, uint32_t n, const splat_ref_mcmc_out *ref)
 {
@@ -262,6 +259,9 @@ static void added_ratios(uint32_t *ratio, uint32_t n, const splat_ref_mcmc_out *
     for (uint32_t i = 0; i < n; i++) ratio[i] += 1;
 }
 
+/* The relocation alone (job: the model s, mom uploaded, its cap at the count) on the GPU against the
+ * reference's, every row: *rel, *relm the GPU's result, ratio [n + 1] each row's samples + 1. The
+ * rows wrong, or UINT32_MAX when the run or the download failed. */
 static uint32_t relocation_vs_ref(splat_mcmc_job *job, const splat_scene *s, const splat_scene *mom, uint32_t step,
                                   uint32_t run_seed, splat_scene *rel, splat_scene *relm, uint32_t *ratio)
 {

@@ -269,12 +269,6 @@ static uint8_t *strip_image(uint32_t w, uint32_t h)
     return px;
 }
 
-/* Frames of random sizes (1 row to 3 strips of a 720p frame, heights at and about the 16-row
- * bands) cut into 1 to 5 strips at most, through the encoder's pool and splat__view_frame_pack:
- * the message keeps the header words, its strips tile the frame exactly once, in order (the
- * tests' own reader, t_frame_decode), as many as the layout says; and the strips decode to the
- * very pixels of one JPEG of the whole frame from quality 90 on (4:4:4: the strips code the same
- * 8x8 blocks), within 1 dB of its PSNR below (4:2:0: the chroma upsampling differs at the seams). */
 /* The loss chart's history over 5,000 reports, far past its 1,024 points: thinned, never over
  * its size, each kept point its own report's (loss = step, PSNR = -step), steps increasing, and
  * nothing written past the struct. */
@@ -340,6 +334,12 @@ SPLAT_TEST(view_frame_of_ref_cameras)
             ref.center[2], ref.radius, mean[0], mean[1], mean[2], far);
 }
 
+/* Frames of random sizes (1 row to 3 strips of a 720p frame, heights at and about the 16-row
+ * bands) cut into 1 to 5 strips at most, through the encoder's pool and splat__view_frame_pack:
+ * the message keeps the header words, its strips tile the frame exactly once, in order (the
+ * tests' own reader, t_frame_decode), as many as the layout says; and the strips decode to the
+ * very pixels of one JPEG of the whole frame from quality 90 on (4:4:4: the strips code the same
+ * 8x8 blocks), within 1 dB of its PSNR below (4:2:0: the chroma upsampling differs at the seams). */
 SPLAT_TEST(view_frame_strips)
 {
     splat_view_encoder e;
