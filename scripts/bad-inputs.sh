@@ -60,6 +60,8 @@ row "COLMAP model without points3D" "$bin" train s -o o --steps 5 -q
 row "a folder that is no dataset" "$bin" train "$w/trained" -o o --steps 5 -q
 touch "$w/a-file"
 row "-o naming a file" "$bin" train ok -o a-file --steps 5 -q
+mkdir -p "$w/blocked/metrics.json"
+row "a folder named metrics.json in -o" "$bin" train ok -o blocked --steps 5 -q
 row "--steps -3" "$bin" train ok -o o --steps -3
 row "--steps=abc" "$bin" train ok -o o --steps=abc
 row "eval --scale 0" "$bin" eval "$ply" ok --eval --scale 0 -o o

@@ -532,6 +532,9 @@ mut nerf_ext_in_folder_name src/io/nerf.c io_nerf_synthetic \
 mut options_refine_stop_typo src/api/options.c api_train_defaults \
     'if (!out->refine_stop) out->refine_stop = mcmc ? 25000 : 15000;' \
     'if (!out->refine_stop) out->refine_stop = mcmc ? 25000 : 1500;'
+mut options_degree_not_capped_by_scene src/api/options.c api_render_degree_of_scene \
+    'uint32_t d = SPLAT_MIN(SPLAT_MIN(want, scene_degree), 3u);' \
+    'uint32_t d = SPLAT_MIN(want, 3u);'
 mut options_reset_every_typo src/api/options.c api_train_defaults \
     'if (!out->reset_every) out->reset_every = 3000;' \
     'if (!out->reset_every) out->reset_every = 300;'
@@ -541,6 +544,15 @@ mut options_init_points_typo src/api/options.c api_train_defaults \
 mut cli_metrics_failure_ignored src/cli/main.c cli_metrics_write_fails \
     'dev.name, 0, &err)) st = SPLAT_ERR_IO;' \
     'dev.name, 0, &err)) {}'
+mut out_names_unchecked src/cli/main.c cli_outputs_checked_first \
+    'if (!out_names_free(path, names)) {' \
+    'if (false) {'
+mut out_names_folder_kind src/cli/main.c cli_outputs_checked_first \
+    '(folder ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode))' \
+    '(folder ? true : S_ISREG(st.st_mode))'
+mut render_images_unchecked src/cli/main.c cli_outputs_checked_first \
+    'if (!out_names_free(out, (const char *const[]){name, NULL})) rc = 1, out_failed(&od);' \
+    '(void)name;'
 mut cli_render_names_repeat src/cli/main.c cli_cameras_json_renders \
     'if (strcmp(names[j], s) == 0) return false;' \
     'if (false) return false;'
@@ -632,8 +644,8 @@ mut mcmc_search_strict shaders/mcmc_sample.comp train_mcmc_refine_vs_ref \
     'if (off_w[mid] <= target) lo = mid;' \
     'if (off_w[mid] < target) lo = mid;'
 mut cli_demo_named_as_o src/cli/main.c cli_output_folder_checked_first \
-    'if (!out_open(&od, dir, "the demo'"'"'s folder")) {' \
-    'if (!out_open(&od, dir, OUT_FLAG)) {'
+    'if (!out_open(&od, dir, "the demo'"'"'s folder", NULL)) {' \
+    'if (!out_open(&od, dir, OUT_FLAG, NULL)) {'
 mut cli_out_empty_name src/cli/main.c cli_output_folder \
     '    if (!path[0]) {' \
     '    if (false) {'

@@ -164,6 +164,57 @@ SPLAT_TEST(api_render_cameras_vs_ref)
     splat_ctx_free(ctx);
 }
 
+/* A render never uses more SH than its scene has: a scene of degree D (random, 0 to 2) whose
+ * coefficients above D are random, not zero (a library caller's, or a degree-3 array labelled
+ * lower), renders with its own degree (sh_degree 0) and with 3 asked for as the same scene with
+ * them zeroed does, bit for bit, and as the reference at degree D. */
+SPLAT_TEST(api_render_degree_of_scene)
+{
+    splat_ctx *ctx;
+    splat_error err = {0};
+    T_OK(splat_ctx_init(&ctx, NULL, &err), &err);
+    uint32_t W = 40 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 40), H = 30 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 30);
+    uint32_t degree = (uint32_t)(splat__rng_u64(splat_test_rng()) % 3), kept = (degree + 1) * (degree + 1);
+    splat_camera cam = t_random_camera(W, H);
+    splat_scene s, zeroed;
+    t_random_scene(&s, 150, &cam);
+    for (uint32_t i = 0; i < s.count; i++)
+        for (uint32_t k = kept; k < 16; k++)
+            for (int c = 0; c < 3; c++) s.sh[48 * i + 3 * k + c] = (float)t_uniform(-0.5, 0.5);
+    T_OK(splat_scene_init(&zeroed, s.count, &err), &err);
+    zeroed.count = s.count;
+    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++)
+        memcpy(*splat__scene_group(&zeroed, g), splat__scene_group_c(&s, g), (size_t)s.count * splat__groups[g].width * sizeof(float));
+    for (uint32_t i = 0; i < s.count; i++) memset(&zeroed.sh[48 * i + 3 * kept], 0, (48 - 3 * kept) * sizeof(float));
+    s.sh_degree = zeroed.sh_degree = degree;
+    printf("  degree %u, %ux%u\n", degree, W, H);
+    const splat_render_desc asks[] = {{.sh_degree = 0}, {.sh_degree = 3}};
+    float *want = NULL, *got[2] = {0};
+    T_OK(splat_render(ctx, &zeroed, &cam, 1, &(splat_render_desc){.sh_degree = 0}, &want, &err), &err);
+    uint64_t px = (uint64_t)W * H;
+    for (int a = 0; a < 2; a++) {
+        T_OK(splat_render(ctx, &s, &cam, 1, &asks[a], &got[a], &err), &err);
+        uint64_t differ = 0;
+        for (uint64_t p = 0; p < 3 * px; p++) differ += got[a][p] != want[p];
+        T_CHECK(differ == 0, "sh_degree %u asked of a degree-%u scene: %llu of %llu values differ from the scene zeroed above it",
+                asks[a].sh_degree, degree, (unsigned long long)differ, (unsigned long long)(3 * px));
+    }
+    splat_ref_settings set = {.sh_degree = degree};
+    splat_ref_proj *proj = calloc(s.count, sizeof *proj);
+    splat_ref_lists lists;
+    splat_ref_image ref;
+    T_OK(splat__ref_render(&zeroed, &cam, &set, proj, &lists, &ref, &err), &err);
+    bool *skip = unclear_pixels(&ref, &lists, W, H);
+    double e = t_norm_err(got[0], ref.rgb, NULL, px, 3, skip, NULL);
+    T_CHECK(e < T_TOL_IMAGE_NORM, "against the reference at degree %u: normalised error %.3g", degree, e);
+    free(skip), free(proj);
+    splat__ref_lists_free(&lists);
+    splat__ref_image_free(&ref);
+    splat_free(want), splat_free(got[0]), splat_free(got[1]);
+    splat_scene_free(&s), splat_scene_free(&zeroed);
+    splat_ctx_free(ctx);
+}
+
 /* The self-check behind `splatc info`: the device renders its fixed scene like the reference
  * (its limit, src/api/selfcheck.c, is 1e-4; correct renders measure 6.7e-7 on lavapipe). */
 SPLAT_TEST(api_selfcheck)

@@ -462,6 +462,41 @@ SPLAT_TEST(cli_kill_leaves_whole_files)
     T_CHECK(count_prefixed(o, "checkpoint.ckpt.tmp-") == 0, "the killed run's temporary is still there");
 }
 
+/* metrics.json that cannot be written when the run ends fails the run (exit 1, naming it), the
+ * trained PLY kept: a script reading the exit status must not take a run without metrics for a
+ * whole one. The folder in its place appears after the checks before the work
+ * (cli_outputs_checked_first): the run is stopped (SIGSTOP) once cameras.json is written, before
+ * its first step, and goes on with the blocker there. A run that ended first (a slow look) is run
+ * again with more steps. */
+SPLAT_TEST(cli_metrics_write_fails)
+{
+    const char *dir = demo("demo", 32, 4);
+    if (!dir) return;
+    const char *out = tpath("run.out");
+    for (uint32_t attempt = 0, steps = 50 + (uint32_t)t_uniform(0, 50); attempt < 3; attempt++, steps *= 4) {
+        char o[40], st[16];
+        snprintf(o, sizeof o, "o%u", attempt);
+        const char *od = tpath(o);
+        snprintf(st, sizeof st, "%u", steps);
+        const char *args[] = {"", "train", dir, "-o", od, "--steps", st, "--no-renders", "-q", NULL};
+        pid_t pid = spawn(args, out);
+        double t0 = splat__now();
+        while (!exists(cat(od, "cameras.json")) && waitpid(pid, NULL, WNOHANG) == 0 && splat__now() - t0 < 120) usleep(500);
+        kill(pid, SIGSTOP);
+        bool blocked = mkdir(cat(od, "metrics.json"), 0755) == 0;
+        kill(pid, SIGCONT);
+        int rc = wait_exit(pid, 300);
+        if (!blocked) {
+            printf("  attempt %u: the run of %u steps wrote metrics.json before the look (exit %d)\n", attempt, steps, rc);
+            continue;
+        }
+        T_CHECK(rc == 1 && has_text(out, "metrics.json") && ply_loads(cat(od, "point_cloud.ply")), "%u steps: exit %d, PLY %s",
+                steps, rc, exists(cat(od, "point_cloud.ply")) ? "kept" : "missing");
+        return;
+    }
+    T_CHECK(false, "three runs ended before the test could put a folder in metrics.json's place");
+}
+
 /* ------------------------------------------------------------------ cameras.json */
 
 /* A PNG file against a render through the library, byte for byte. */

@@ -150,8 +150,28 @@ static void out_failed(const out_dir *d)
 
 #define OUT_FLAG "the output folder, -o"
 
-/* what: how the user named it ("the output folder, -o"), for the message of a file in its place. */
-static bool out_open(out_dir *d, const char *path, const char *what)
+/* Each name a run will write in its folder (a trailing '/' marks a folder), checked before the
+ * work: a folder where a file goes (or a file where a folder goes) would otherwise be found when
+ * the run writes it, at the end of a long one. */
+static bool out_names_free(const char *dir, const char *const *names)
+{
+    for (const char *const *n = names; n && *n; n++) {
+        size_t len = strlen(*n);
+        bool folder = len && (*n)[len - 1] == '/';
+        char path[1300];
+        snprintf(path, sizeof path, "%s/%.*s", dir, (int)(folder ? len - 1 : len), *n);
+        struct stat st;
+        if (stat(path, &st) != 0 || (folder ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode))) continue;
+        fprintf(stderr, "splatc: %s: exists and is not a %s, and this run writes it: move it away first\n", path,
+                folder ? "folder" : "file");
+        return false;
+    }
+    return true;
+}
+
+/* what: how the user named it ("the output folder, -o"), for the message of a file in its place;
+ * names: what the run will write in it (out_names_free), or NULL. */
+static bool out_open(out_dir *d, const char *path, const char *what, const char *const *names)
 {
     d->path = path;
     d->created = 0;
@@ -195,6 +215,10 @@ static bool out_open(out_dir *d, const char *path, const char *what)
     }
     close(fd);
     unlink(probe);
+    if (!out_names_free(path, names)) {
+        out_failed(d);
+        return false;
+    }
     return true;
 }
 
@@ -745,7 +769,8 @@ static int cmd_train(int argc, char **argv)
         desc.init_scene = &init;
     }
     out_dir od;
-    if (!out_open(&od, out, OUT_FLAG)) {
+    const char *writes[] = {"point_cloud.ply", "checkpoint.ckpt", "cameras.json", "metrics.json", renders ? "renders/" : NULL, NULL};
+    if (!out_open(&od, out, OUT_FLAG, writes)) {
         splat_scene_free(&init);
         return 1;
     }
@@ -1008,6 +1033,14 @@ static bool render_names(char **names, uint32_t n)
     return true;
 }
 
+/* The name of camera k's image in the output folder. */
+static void render_name(char *buf, size_t size, uint32_t k, bool frames, bool named, char *const *names)
+{
+    if (frames) snprintf(buf, size, "frame_%04u.png", k);
+    else if (named) snprintf(buf, size, "%s.png", names[k]);
+    else snprintf(buf, size, "render_%04u.png", k);
+}
+
 /* Whether "W" "x" "H" parses, each 1..16384. */
 static bool parse_size(const char *s, uint32_t *w, uint32_t *h)
 {
@@ -1219,7 +1252,13 @@ static int cmd_render(int argc, char **argv)
         else if (orbit) rc = errorf("--orbit: %s", err.msg);
         else rc = errorf("--camera: %s", err.msg);
     }
-    if (rc == 0 && !out_open(&od, out, OUT_FLAG)) rc = 1;
+    if (rc == 0 && !out_open(&od, out, OUT_FLAG, frames ? (const char *const[]){"path.json", video ? "video.mp4" : NULL, NULL} : NULL))
+        rc = 1;
+    for (uint32_t k = 0; k < n && rc == 0; k++) {
+        char name[300];
+        render_name(name, sizeof name, k, frames, named, names);
+        if (!out_names_free(out, (const char *const[]){name, NULL})) rc = 1, out_failed(&od);
+    }
     /* Cameras in batches of up to RENDER_BATCH_BYTES of images: the scene goes to the GPU once a
      * batch and splat_render replays one recording for its cameras, where a call per camera
      * uploaded the whole scene for every image. */
@@ -1241,9 +1280,9 @@ static int cmd_render(int argc, char **argv)
         splat_status wst[RENDER_BATCH];
         splat_error werr[RENDER_BATCH] = {{0}}; /* splat__fail keeps the first error: each starts clear */
         for (uint32_t k = k0; k < k1; k++) {
-            if (frames) snprintf(path[k - k0], sizeof path[0], "%s/frame_%04u.png", out, k);
-            else if (named) snprintf(path[k - k0], sizeof path[0], "%s/%s.png", out, names[k]);
-            else snprintf(path[k - k0], sizeof path[0], "%s/render_%04u.png", out, k);
+            char name[300];
+            render_name(name, sizeof name, k, frames, named, names);
+            snprintf(path[k - k0], sizeof path[0], "%s/%s", out, name);
         }
         if (rc == 0) png_write_batch(&(png_batch){.count = k1 - k0, .path = path, .img = img, .cams = &cams[k0],
                                                   .st = wst, .err = werr});
@@ -1426,7 +1465,8 @@ static int cmd_eval(int argc, char **argv)
     if (!load_scene(desc.init_ply, &scene)) return 1;
     desc.init_scene = &scene;
     out_dir od = {0};
-    if (out && !out_open(&od, out, OUT_FLAG)) {
+    static const char *const writes[] = {"metrics.json", "renders/", NULL};
+    if (out && !out_open(&od, out, OUT_FLAG, writes)) {
         splat_scene_free(&scene);
         return 1;
     }
@@ -1545,7 +1585,7 @@ static int cmd_demo(int argc, char **argv)
     splat_ctx *ctx;
     if (splat_ctx_init(&ctx, &o.ctx, &err) != SPLAT_OK) return fail(&err);
     out_dir od;
-    if (!out_open(&od, dir, "the demo's folder")) {
+    if (!out_open(&od, dir, "the demo's folder", NULL)) {
         splat_ctx_free(ctx);
         return 1;
     }
