@@ -544,6 +544,12 @@ mut options_init_points_typo src/api/options.c api_train_defaults \
 mut cli_metrics_failure_ignored src/cli/main.c cli_metrics_write_fails \
     'dev.name, 0, &err)) st = SPLAT_ERR_IO;' \
     'dev.name, 0, &err)) {}'
+mut render_ranges_tile_short src/render/renderer.c render_bufs_sizes \
+    '{&b->ranges, "render.ranges", (tiles + 1) * 8, SPLAT_MEM_DEVICE},' \
+    '{&b->ranges, "render.ranges", (tiles - 1) * 8, SPLAT_MEM_DEVICE},'
+mut render_radii_short src/render/renderer.c render_bufs_sizes \
+    '{&b->radii, "render.radii", n * 8, SPLAT_MEM_DEVICE},' \
+    '{&b->radii, "render.radii", n * 4, SPLAT_MEM_DEVICE},'
 mut out_names_unchecked src/cli/main.c cli_outputs_checked_first \
     'if (!out_names_free(path, names)) {' \
     'if (false) {'

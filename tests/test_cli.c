@@ -175,6 +175,18 @@ static const char *cli_demo(const char *name, uint32_t size, uint32_t views)
     return rc == 0 ? dir : NULL;
 }
 
+/* `splatc train DATA -o OUT --resume CKPT -q` with the options `extra`: exit `want_rc`, and, where
+ * `want` is not NULL, an output holding it; `what` names the case. */
+static void resume_says(const char *data, const char *o, const char *ckpt, const char *extra, int want_rc, const char *want,
+                        const char *what)
+{
+    char args[3000], *out;
+    snprintf(args, sizeof args, "train '%s' -o '%s' %s --resume '%s' -q", data, o, extra, ckpt);
+    int rc = run_cli(args, &out);
+    T_CHECK(rc == want_rc && (!want || strstr(out, want)), "%s: exit %d: %s", what, rc, out);
+    free(out);
+}
+
 /* Checkpoints and resumes end to end: --checkpoint-every writes one, and one at the end where it
  * does not divide --steps; a resume of that one with the same --steps trains nothing and writes
  * the same PLY; a resume with a larger --steps goes on to the new total (it once waited forever
@@ -215,44 +227,25 @@ SPLAT_TEST(cli_checkpoint_resume)
     T_CHECK(fa && fb && na == nb && memcmp(fa, fb, na) == 0, "the resume at the end wrote another scene");
     free(fa), free(fb);
 
-    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --resume '%s' -q", dir, b, ckpt);
-    rc = run_cli(args, &out);
-    T_CHECK(rc == 0, "resume to 40 steps: exit %d: %s", rc, out);
-    free(out);
+    resume_says(dir, b, ckpt, "--steps 40", 0, NULL, "resume to 40 steps");
     m = read_text(path);
     T_CHECK(m && number_after(m, "\"steps\":") == 15, "the resumed run trained %g steps, not 15: %s",
             number_after(m, "\"steps\":"), m ? m : "(no metrics.json)");
     free(m);
 
     /* the same dataset, its every 8th view held out (the checkpoint's run held out none) */
-    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --eval --resume '%s' -q", dir, b, ckpt);
-    rc = run_cli(args, &out);
-    T_CHECK(rc == 1 && strstr(out, "another dataset or split"), "resume with another split: exit %d: %s", rc, out);
-    free(out);
-
-    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 10 --resume '%s' -q", dir, b, ckpt);
-    rc = run_cli(args, &out);
-    T_CHECK(rc == 1 && strstr(out, "past the end"), "resume past the end: exit %d: %s", rc, out);
-    free(out);
-
-    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --strategy mcmc --resume '%s' -q", dir, b, ckpt);
-    rc = run_cli(args, &out);
-    T_CHECK(rc == 1 && strstr(out, "trained with the default strategy, this run asks for mcmc"),
-            "resume with another strategy: exit %d: %s", rc, out);
-    free(out);
+    resume_says(dir, b, ckpt, "--steps 40 --eval", 1, "another dataset or split", "resume with another split");
+    resume_says(dir, b, ckpt, "--steps 10", 1, "past the end", "resume past the end");
+    resume_says(dir, b, ckpt, "--steps 40 --strategy mcmc", 1, "trained with the default strategy, this run asks for mcmc",
+                "resume with another strategy");
 
     /* the checkpoint trains degree 3: asking for a lower one is refused, 3 itself is fine */
     uint32_t lower = (uint32_t)t_uniform(0, 2.99);
-    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --sh-degree %u --resume '%s' -q", dir, b, lower, ckpt);
-    rc = run_cli(args, &out);
-    char want[120];
+    char extra[80], want[1000];
+    snprintf(extra, sizeof extra, "--steps 40 --sh-degree %u", lower);
     snprintf(want, sizeof want, "the checkpoint trains SH degree 3, this run asks for %u", lower);
-    T_CHECK(rc == 1 && strstr(out, want), "resume at degree %u: exit %d: %s", lower, rc, out);
-    free(out);
-    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --sh-degree 3 --resume '%s' -q", dir, b, ckpt);
-    rc = run_cli(args, &out);
-    T_CHECK(rc == 0, "resume at the checkpoint's degree: exit %d: %s", rc, out);
-    free(out);
+    resume_says(dir, b, ckpt, extra, 1, want, "resume at a lower degree");
+    resume_says(dir, b, ckpt, "--steps 40 --sh-degree 3", 0, NULL, "resume at the checkpoint's degree");
     /* a checkpoint of degree 1 resumed without --sh-degree goes on at 1: the default, 3, is not
      * asked for; asking for 3 is refused */
     char c1[600];
@@ -260,40 +253,29 @@ SPLAT_TEST(cli_checkpoint_resume)
     snprintf(args, sizeof args, "train '%s' -o '%s' --steps 10 --sh-degree 1 --checkpoint-every 10 -q", dir, c1);
     T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
     free(out);
-    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 20 --resume '%s/checkpoint.ckpt' -q", dir, b, c1);
-    rc = run_cli(args, &out);
-    T_CHECK(rc == 0, "resume of a degree-1 checkpoint without --sh-degree: exit %d: %s", rc, out);
-    free(out);
+    char c1_ckpt[700];
+    snprintf(c1_ckpt, sizeof c1_ckpt, "%s/checkpoint.ckpt", c1);
+    resume_says(dir, b, c1_ckpt, "--steps 20", 0, NULL, "resume of a degree-1 checkpoint without --sh-degree");
     char *header = read_text(ply_b);
     int rest = 0;
     for (const char *q = header; q && (q = strstr(q, "property float f_rest_")); q++) rest++;
     T_CHECK(rest == 9, "the resumed degree-1 run wrote %d f_rest properties, not 9", rest);
     free(header);
-    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 20 --sh-degree 3 --resume '%s/checkpoint.ckpt' -q", dir, b, c1);
-    rc = run_cli(args, &out);
-    T_CHECK(rc == 1 && strstr(out, "the checkpoint trains SH degree 1, this run asks for 3"),
-            "resume of a degree-1 checkpoint at degree 3: exit %d: %s", rc, out);
-    free(out);
+    resume_says(dir, b, c1_ckpt, "--steps 20 --sh-degree 3", 1, "the checkpoint trains SH degree 1, this run asks for 3",
+                "resume of a degree-1 checkpoint at degree 3");
 
-    /* the checkpoint's run has the CLI's default seed, 42 (it was once dropped in silence) */
+    /* the checkpoint's run has the CLI's default seed, 42 (it was once dropped in silence); the
+     * message names the checkpoint */
     uint32_t seed = 43 + (uint32_t)t_uniform(0, 1e6);
-    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --seed %u --resume '%s' -q", dir, b, seed, ckpt);
-    rc = run_cli(args, &out);
-    snprintf(want, sizeof want, "the checkpoint's run has seed 42, --seed asks for %u", seed);
-    T_CHECK(rc == 1 && strstr(out, want) && strstr(out, ckpt), "resume with seed %u: exit %d: %s", seed, rc, out);
-    free(out);
-    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --seed 42 --resume '%s' -q", dir, b, ckpt);
-    rc = run_cli(args, &out);
-    T_CHECK(rc == 0, "resume with the checkpoint's seed: exit %d: %s", rc, out);
-    free(out);
+    snprintf(extra, sizeof extra, "--steps 40 --seed %u", seed);
+    snprintf(want, sizeof want, "%s: the checkpoint's run has seed 42, --seed asks for %u", ckpt, seed);
+    resume_says(dir, b, ckpt, extra, 1, want, "resume with another seed");
+    resume_says(dir, b, ckpt, "--steps 40 --seed 42", 0, NULL, "resume with the checkpoint's seed");
 
     const char *o = cli_demo("other", 32, 9);
     if (!o) return;
     snprintf(other, sizeof other, "%s", o);
-    snprintf(args, sizeof args, "train '%s' -o '%s' --steps 40 --resume '%s' -q", other, b, ckpt);
-    rc = run_cli(args, &out);
-    T_CHECK(rc == 1 && strstr(out, "another dataset"), "resume on another dataset: exit %d: %s", rc, out);
-    free(out);
+    resume_says(other, b, ckpt, "--steps 40", 1, "another dataset", "resume on another dataset");
 }
 
 /* `splatc eval` of a trained scene gives what the training run reported for the same views,

@@ -737,3 +737,44 @@ SPLAT_TEST(raster_fwd_only_bits)
     splat__stream_free(&st);
     splat__renderer_free(&r);
 }
+
+/* Every per-render buffer holds what its shaders index, by the shapes render.h declares (the
+ * shaders' element sizes): Gaussians (proj [cap,3] vec4, radii [cap] vec2, tiles and offsets
+ * [cap]), tiles (ranges [tiles] uvec2, one per 16x16 tile of the largest image), pixels (out_rgbt
+ * [H,W] vec4) and, outside forward-only renders, the backward's (out_last, out_depth [H,W],
+ * grad_img [H,W] vec4, stats [cap] vec4, partial [M,9]) and intersections (keys, values [M]).
+ * lavapipe hides a buffer a few entries short (robust access, sizes rounded up): a ranges buffer
+ * one tile short passed every render test. Random sizes, a table of needs, one comparison. */
+SPLAT_TEST(render_bufs_sizes)
+{
+    splat_gpu *g = t_gpu();
+    if (!g) return;
+    splat_error err = {0};
+    splat_renderer r;
+    T_OK(splat__renderer_init(g, &r, &err), &err);
+    for (int round = 0; round < 6; round++) {
+        bool fwd_only = round % 2;
+        uint32_t cap = 1 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 5000);
+        uint32_t w = 1 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 700), h = 1 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 700);
+        uint32_t m = 1 + (uint32_t)(splat__rng_u64(splat_test_rng()) % 20000);
+        splat_render_bufs b;
+        T_OK((fwd_only ? splat__render_bufs_init_fwd_only : splat__render_bufs_init)(g, &r, &b, cap, m, w, h, &err), &err);
+        uint64_t tiles = (uint64_t)((w + 15) / 16) * ((h + 15) / 16), px = (uint64_t)w * h, bwd = !fwd_only;
+        const struct { const char *name; const splat_buf *buf; uint64_t need; } needs[] = {
+            {"proj", &b.proj, cap * 48ull},           {"radii", &b.radii, cap * 8ull},
+            {"tiles", &b.tiles, cap * 4ull},          {"offsets", &b.offsets, cap * 4ull},
+            {"ranges", &b.ranges, tiles * 8},         {"out_rgbt", &b.out_rgbt, px * 16},
+            {"out_last", &b.out_last, bwd * px * 4},  {"out_depth", &b.out_depth, bwd * px * 4},
+            {"grad_img", &b.grad_img, bwd * px * 16}, {"stats", &b.stats, bwd * cap * 16ull},
+            {"keys_lo", &b.keys_lo, b.isect_capacity * 4ull}, {"keys_hi", &b.keys_hi, b.isect_capacity * 4ull},
+            {"vals", &b.vals, b.isect_capacity * 4ull},       {"partial[3]", &b.partial[3], bwd * b.isect_capacity * 36ull},
+        };
+        T_CHECK(b.isect_capacity >= m, "%u intersections asked, %u held", m, b.isect_capacity);
+        for (size_t k = 0; k < SPLAT_COUNTOF(needs); k++)
+            T_CHECK(needs[k].buf->size >= needs[k].need, "%s (%s, %u Gaussians, %ux%u, %u intersections): %llu bytes, %llu needed",
+                    needs[k].name, fwd_only ? "forward only" : "training", cap, w, h, b.isect_capacity,
+                    (unsigned long long)needs[k].buf->size, (unsigned long long)needs[k].need);
+        splat__render_bufs_free(g, &b);
+    }
+    splat__renderer_free(&r);
+}
