@@ -554,8 +554,14 @@ mut out_names_unchecked src/cli/main.c cli_outputs_checked_first \
     'if (!out_names_free(path, names)) {' \
     'if (false) {'
 mut out_names_folder_kind src/cli/main.c cli_outputs_checked_first \
-    '(folder ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode))' \
-    '(folder ? true : S_ISREG(st.st_mode))'
+    'if (folder ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) continue;' \
+    'if (folder ? true : S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) continue;'
+mut out_names_file_follows_link src/cli/main.c cli_outputs_checked_first \
+    'if ((folder ? stat(path, &st) : lstat(path, &st)) != 0) continue;' \
+    'if (stat(path, &st) != 0) continue;'
+mut out_names_folder_link_refused src/cli/main.c cli_outputs_checked_first \
+    'if ((folder ? stat(path, &st) : lstat(path, &st)) != 0) continue;' \
+    'if (lstat(path, &st) != 0) continue;'
 mut render_images_unchecked src/cli/main.c cli_outputs_checked_first \
     'if (!out_names_free(out, (const char *const[]){name, NULL})) rc = 1, out_failed(&od);' \
     '(void)name;'

@@ -1,6 +1,7 @@
 /* The splatc tool: exit codes, messages and outputs, run as a user runs it. */
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "io/io_util.h"
@@ -481,7 +482,8 @@ SPLAT_TEST(cli_output_folder_checked_first)
  * flythrough's path.json) or a file where renders/ goes is an error naming it, and nothing is
  * written: the blocker is the only thing in the folder afterwards (metrics.json in a folder's
  * shape was once found after the whole run). --no-renders writes no renders/, so a file of that
- * name does not stop it. The blocked image is a random camera's. */
+ * name does not stop it; a link where a file goes is renamed over, a link to a folder where a
+ * folder goes is written through: neither stops a run. The blocked image is a random camera's. */
 SPLAT_TEST(cli_outputs_checked_first)
 {
     const char *dir = cli_demo("demo", 32, 4);
@@ -506,6 +508,8 @@ SPLAT_TEST(cli_outputs_checked_first)
         {"train, point_cloud.ply a folder", "train '%1$s' -o '%4$s' --steps 100000 -q", "point_cloud.ply/", true},
         {"train, renders a file", "train '%1$s' -o '%4$s' --steps 100000 -q", "renders", true},
         {"train --no-renders, renders a file", "train '%1$s' -o '%4$s' --steps 2 --no-renders -q", "renders", false},
+        {"train, metrics.json a link to a folder", "train '%1$s' -o '%4$s' --steps 2 -q", "metrics.json@", false},
+        {"train, renders a link to a folder", "train '%1$s' -o '%4$s' --steps 2 -q", "renders@", false},
         {"eval, metrics.json a folder", "eval '%2$s' '%1$s' -o '%4$s' -q", "metrics.json/", true},
         {"eval, renders a file", "eval '%2$s' '%1$s' -o '%4$s' -q", "renders", true},
         {"render --cameras, an image a folder", "render '%2$s' --cameras '%3$s' -o '%4$s' -q", NULL, true},
@@ -516,11 +520,16 @@ SPLAT_TEST(cli_outputs_checked_first)
         char od[700], bpath[900], name[32];
         snprintf(name, sizeof name, "o%u", k);
         snprintf(od, sizeof od, "%s", splat_test_path(name));
+        /* "x/": a folder, "x@": a link to a folder elsewhere, "x": a file */
         size_t bl = strlen(blocker);
-        bool folder = blocker[bl - 1] == '/';
-        snprintf(bpath, sizeof bpath, "%s/%.*s", od, (int)(folder ? bl - 1 : bl), blocker);
+        char kind = blocker[bl - 1] == '/' || blocker[bl - 1] == '@' ? blocker[bl - 1] : 'f', elsewhere[800];
+        snprintf(bpath, sizeof bpath, "%s/%.*s", od, (int)(kind != 'f' ? bl - 1 : bl), blocker);
+        snprintf(elsewhere, sizeof elsewhere, "%s-target", od);
         FILE *f = NULL;
-        T_REQUIRE(mkdir(od, 0755) == 0 && (folder ? mkdir(bpath, 0755) == 0 : (f = fopen(bpath, "w")) && fclose(f) == 0));
+        T_REQUIRE(mkdir(od, 0755) == 0);
+        T_REQUIRE(kind == '/'   ? mkdir(bpath, 0755) == 0
+                  : kind == '@' ? mkdir(elsewhere, 0755) == 0 && symlink(elsewhere, bpath) == 0
+                                : (f = fopen(bpath, "w")) && fclose(f) == 0);
         snprintf(args, sizeof args, cases[k].args, dir, ply, cams, od);
         double t0 = splat__now();
         rc = run_cli(args, &out);
@@ -533,8 +542,9 @@ SPLAT_TEST(cli_outputs_checked_first)
             if (d) closedir(d);
             T_CHECK(entries == 1, "%s: %u entries in the folder, not only the blocker", cases[k].what, entries);
         } else {
-            snprintf(bpath, sizeof bpath, "%s/point_cloud.ply", od);
-            T_CHECK(rc == 0 && exists(bpath), "%s: exit %d: %s", cases[k].what, rc, out);
+            char ply_out[900];
+            snprintf(ply_out, sizeof ply_out, "%s/point_cloud.ply", od);
+            T_CHECK(rc == 0 && exists(ply_out) && exists(bpath), "%s: exit %d: %s", cases[k].what, rc, out);
         }
         free(out);
     }

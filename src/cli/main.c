@@ -152,7 +152,8 @@ static void out_failed(const out_dir *d)
 
 /* Each name a run will write in its folder (a trailing '/' marks a folder), checked before the
  * work: a folder where a file goes (or a file where a folder goes) would otherwise be found when
- * the run writes it, at the end of a long one. */
+ * the run writes it, at the end of a long one. A file's name may be a link (the write renames over
+ * the link), a folder's a link to a folder. */
 static bool out_names_free(const char *dir, const char *const *names)
 {
     for (const char *const *n = names; n && *n; n++) {
@@ -161,7 +162,8 @@ static bool out_names_free(const char *dir, const char *const *names)
         char path[1300];
         snprintf(path, sizeof path, "%s/%.*s", dir, (int)(folder ? len - 1 : len), *n);
         struct stat st;
-        if (stat(path, &st) != 0 || (folder ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode))) continue;
+        if ((folder ? stat(path, &st) : lstat(path, &st)) != 0) continue;
+        if (folder ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) continue;
         fprintf(stderr, "splatc: %s: exists and is not a %s, and this run writes it: move it away first\n", path,
                 folder ? "folder" : "file");
         return false;
