@@ -743,8 +743,9 @@ SPLAT_TEST(raster_fwd_only_bits)
  * [cap]), tiles (ranges [tiles] uvec2, one per 16x16 tile of the largest image), pixels (out_rgbt
  * [H,W] vec4) and, outside forward-only renders, the backward's (out_last, out_depth [H,W],
  * grad_img [H,W] vec4, stats [cap] vec4, partial [M,9]) and intersections (keys, values [M]).
- * lavapipe hides a buffer a few entries short (robust access, sizes rounded up): a ranges buffer
- * one tile short passed every render test. Random sizes, a table of needs, one comparison. */
+ * A contract on the sizes themselves, at random sizes, both kinds of buffers: the render tests
+ * see a buffer short only where a render reaches its end. Random sizes, a table of needs, one
+ * comparison. */
 SPLAT_TEST(render_bufs_sizes)
 {
     splat_gpu *g = t_gpu();
