@@ -21,7 +21,7 @@ layout(std430, binding = DENSIFY_APPLY_KEEP) readonly buffer Keep { uint n_keep[
 layout(std430, binding = DENSIFY_APPLY_CLONE) readonly buffer Clone { uint n_clone[]; };
 layout(std430, binding = DENSIFY_APPLY_SPLIT) readonly buffer Split { uint n_split[]; };
 // Per group of core/params.h: the old and the new parameters [N,width] and moments [N,width
-// SPLAT_MOMENT_WORDS] (words, moved as they are).
+// SPLAT_MOMENT_WORDS(flags)] (words, moved as they are).
 #define DECLARE(G, name, NAME, width, head, LRH, LRR, flags)                                                  \
     layout(std430, binding = DENSIFY_APPLY_SRC_PARAMS + G) readonly buffer SP_##name { float s_##name[]; };  \
     layout(std430, binding = DENSIFY_APPLY_SRC_MOMENTS + G) readonly buffer SM_##name { uint s_mv_##name[]; };  \
@@ -35,9 +35,9 @@ layout(push_constant) uniform Push { splat_apply_push pc; };
     if (writes(G))                                                                                      \
         for (uint k = 0u; k < uint(width); k++) d_##name[uint(width) * dst + k] = s_##name[uint(width) * src + k]; \
     if (writes(SPLAT_APPLY_MOMENTS + G))                                                                \
-        for (uint k = 0u; k < SPLAT_MOMENT_WORDS * uint(width); k++)                                     \
-            d_mv_##name[SPLAT_MOMENT_WORDS * uint(width) * dst + k] =                                   \
-                moments ? s_mv_##name[SPLAT_MOMENT_WORDS * uint(width) * src + k] : 0u;
+        for (uint k = 0u; k < SPLAT_MOMENT_WORDS(flags) * uint(width); k++)                                     \
+            d_mv_##name[SPLAT_MOMENT_WORDS(flags) * uint(width) * dst + k] =                                   \
+                moments ? s_mv_##name[SPLAT_MOMENT_WORDS(flags) * uint(width) * src + k] : 0u;
 bool writes(uint bit) { return (pc.outputs & (1u << bit)) != 0u; }
 void copy_row(uint src, uint dst, bool moments)
 {

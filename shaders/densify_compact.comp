@@ -12,7 +12,7 @@ layout(local_size_x = 128) in;
 layout(std430, binding = DENSIFY_COMPACT_TOTALS) readonly buffer Totals { uint total_keep; uint total_clone; uint total_split; };
 layout(std430, binding = DENSIFY_COMPACT_OFF_KEEP) readonly buffer OffKeep { uint off_keep[]; };  // exclusive scan
 layout(std430, binding = DENSIFY_COMPACT_KEEP) readonly buffer Keep { uint n_keep[]; };
-layout(std430, binding = DENSIFY_COMPACT_SCRATCH) buffer Scratch { uint scratch[]; };  // by group: [rows, width] parameters, [rows, SPLAT_MOMENT_WORDS width] moments
+layout(std430, binding = DENSIFY_COMPACT_SCRATCH) buffer Scratch { uint scratch[]; };  // by group: [rows, width] parameters, [rows, SPLAT_MOMENT_WORDS(flags) width] moments
 #define DECLARE(G, name, NAME, width, head, LRH, LRR, flags)                                          \
     layout(std430, binding = DENSIFY_COMPACT_PARAMS + G) buffer P_##name { uint p_##name[]; };        \
     layout(std430, binding = DENSIFY_COMPACT_MOMENTS + G) buffer M_##name { uint mv_##name[]; };
@@ -31,11 +31,11 @@ layout(push_constant) uniform Push { splat_compact_push pc; };
         return;                                                                                       \
     }                                                                                                 \
     e -= pc.rows * uint(width), seg += pc.rows * uint(width);                                         \
-    if (e < pc.rows * SPLAT_MOMENT_WORDS * uint(width)) {                                            \
-        move_element(mv_##name, SPLAT_MOMENT_WORDS * uint(width), e, seg);                              \
+    if (e < pc.rows * SPLAT_MOMENT_WORDS(flags) * uint(width)) {                                            \
+        move_element(mv_##name, SPLAT_MOMENT_WORDS(flags) * uint(width), e, seg);                              \
         return;                                                                                       \
     }                                                                                                 \
-    e -= pc.rows * SPLAT_MOMENT_WORDS * uint(width), seg += pc.rows * SPLAT_MOMENT_WORDS * uint(width);
+    e -= pc.rows * SPLAT_MOMENT_WORDS(flags) * uint(width), seg += pc.rows * SPLAT_MOMENT_WORDS(flags) * uint(width);
 
 // The final row of row i, and whether it survives.
 uint final_row(uint i) { return i < pc.n ? off_keep[i] : total_keep + (i - pc.n); }

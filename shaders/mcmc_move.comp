@@ -12,7 +12,7 @@ layout(std430, binding = MCMC_MOVE_DEAD) readonly buffer Dead { uint dead[]; }; 
 layout(std430, binding = MCMC_MOVE_SRC) readonly buffer Src { uint src[]; };        // [threads] the samples
 layout(std430, binding = MCMC_MOVE_TOTAL) readonly buffer Total { uint total; };    // the relocation's sum of weights
 // Per group of core/params.h: the parameters [rows,width] and moments [rows,width
-// SPLAT_MOMENT_WORDS], in place.
+// SPLAT_MOMENT_WORDS(flags)], in place.
 #define DECLARE(G, name, NAME, width, head, LRH, LRR, flags)                                           \
     layout(std430, binding = MCMC_MOVE_PARAMS + G) buffer P_##name { float p_##name[]; };            \
     layout(std430, binding = MCMC_MOVE_MOMENTS + G) writeonly buffer M_##name { uint m_##name[]; };
@@ -22,7 +22,7 @@ layout(push_constant) uniform Push { splat_mcmc_push pc; };
 #define COPY(G, name, NAME, width, head, LRH, LRR, flags) \
     for (uint k = 0u; k < uint(width); k++) p_##name[uint(width) * dst + k] = p_##name[uint(width) * s + k];
 #define ZERO(G, name, NAME, width, head, LRH, LRR, flags) \
-    for (uint k = 0u; k < SPLAT_MOMENT_WORDS * uint(width); k++) m_##name[SPLAT_MOMENT_WORDS * uint(width) * dst + k] = 0u;
+    for (uint k = 0u; k < SPLAT_MOMENT_WORDS(flags) * uint(width); k++) m_##name[SPLAT_MOMENT_WORDS(flags) * uint(width) * dst + k] = 0u;
 
 void main()
 {

@@ -12,14 +12,14 @@ layout(local_size_x = 128) in;
 layout(std430, binding = MCMC_RELOCATE_COUNTS) readonly buffer Counts { uint counts[]; };  // [N]
 layout(std430, binding = MCMC_RELOCATE_OPACITIES) buffer Opac { float opacities[]; };      // [N] logits
 layout(std430, binding = MCMC_RELOCATE_SCALES) buffer Scales { float log_scales[]; };      // [N,3]
-// Per group of core/params.h: the moments [N,width SPLAT_MOMENT_WORDS].
+// Per group of core/params.h: the moments [N,width SPLAT_MOMENT_WORDS(flags)].
 #define DECLARE(G, name, NAME, width, head, LRH, LRR, flags) \
     layout(std430, binding = MCMC_RELOCATE_MOMENTS + G) writeonly buffer M_##name { uint m_##name[]; };
 SPLAT_PARAM_GROUPS(DECLARE)
 layout(push_constant) uniform Push { splat_mcmc_push pc; };
 
 #define ZERO(G, name, NAME, width, head, LRH, LRR, flags) \
-    for (uint k = 0u; k < SPLAT_MOMENT_WORDS * uint(width); k++) m_##name[SPLAT_MOMENT_WORDS * uint(width) * i + k] = 0u;
+    for (uint k = 0u; k < SPLAT_MOMENT_WORDS(flags) * uint(width); k++) m_##name[SPLAT_MOMENT_WORDS(flags) * uint(width) * i + k] = 0u;
 
 // log(1 + e) for e in [0, 1], and 1 - exp(-y) for y >= 0, to float's relative precision: the
 // series where the plain forms would cancel.

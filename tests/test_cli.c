@@ -373,75 +373,94 @@ SPLAT_TEST(cli_empty_scene)
     free(out);
 }
 
-/* A version 1 checkpoint (Adam's moments as float rows m, v: [n][2][width]) still resumes: one is
- * made from a version 2 checkpoint by unpacking its words of moments (train_types.h) here; the
- * resume packs them back, to nearest, which gives the same words, so both resumes (10 steps
- * further, refines among them) must write the same PLY to the bit. */
-SPLAT_TEST(cli_checkpoint_version1)
+/* A checkpoint's moments in the layout of `version` (1: every group's float rows m, v
+ * [n][2][width]; 2: every group's words; 3: the SH group's words, the others' float rows), made
+ * here from a version 3 checkpoint's sections: words unpacked exactly, float rows packed by
+ * truncation (any word will do: `trunc` then also replaces the float rows of a version 3 with the
+ * words' values, so that a version 2 and that version 3 hold the same moments). */
+static void ckpt_moments_as(splat_section *secs, uint32_t n_sec, uint32_t version, bool trunc)
+{
+    for (uint32_t k = 0; k < n_sec; k++) {
+        if (strcmp(secs[k].name, "meta") == 0) memcpy(secs[k].data, &version, 4); /* the meta's first field */
+        for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
+            char name[40];
+            snprintf(name, sizeof name, "adam.%s", splat__groups[g].name);
+            if (strcmp(secs[k].name, name) != 0) continue;
+            bool sh = splat__groups[g].flags & SPLAT_GROUP_FLAG_SH, words_in = sh;
+            bool words_out = version == 2 || (version == 3 && sh);
+            uint64_t w = splat__groups[g].width, rows = secs[k].size / 4 / w / (words_in ? 1 : 2);
+            const uint32_t *in = secs[k].data;
+            uint32_t *out = malloc(rows * w * 8 + 8);
+            T_REQUIRE(out);
+            for (uint64_t i = 0; i < rows; i++)
+                for (uint64_t j = 0; j < w; j++) {
+                    uint32_t um, uv;
+                    if (words_in) {
+                        um = in[i * w + j] << (32 - SPLAT_MOMENT_M_BITS);
+                        uv = (in[i * w + j] >> SPLAT_MOMENT_M_BITS) << (SPLAT_MOMENT_M_BITS - 1);
+                    } else {
+                        um = in[2 * i * w + j], uv = in[(2 * i + 1) * w + j];
+                        if (trunc) um &= ~0u << (32 - SPLAT_MOMENT_M_BITS), uv &= ~0u << (SPLAT_MOMENT_M_BITS - 1);
+                    }
+                    if (words_out) out[i * w + j] = um >> (32 - SPLAT_MOMENT_M_BITS) | (uv >> (SPLAT_MOMENT_M_BITS - 1)) << SPLAT_MOMENT_M_BITS;
+                    else out[2 * i * w + j] = um, out[(2 * i + 1) * w + j] = uv;
+                }
+            free(secs[k].data);
+            secs[k].data = out, secs[k].size = rows * w * 4 * (words_out ? 1 : 2);
+        }
+    }
+}
+
+/* Checkpoints of the earlier layouts of Adam's moments still resume (checkpoint.c converts each
+ * group whose layout differs). Made here from a version 3 checkpoint (ckpt_moments_as): a version
+ * 1 holds the same moments as it, so both resumes (10 steps further, refines among them) must
+ * write the same PLY to the bit (the resume packs version 1's SH rows back to the same words); a
+ * version 2 holds the small groups' moments cut to words, so its resume must write the PLY of a
+ * version 3 whose float rows hold those words' values. */
+SPLAT_TEST(cli_checkpoint_older_versions)
 {
     const char *dir = cli_demo("demo", 32, 8);
     if (!dir) return;
-    char a[600], b[600], c[600], v1[800], args[2400], path[800], *out;
+    char a[600], args[4096], path[800], made[4][800], *out;
     snprintf(a, sizeof a, "%s", splat_test_path("a"));
-    snprintf(b, sizeof b, "%s", splat_test_path("b"));
-    snprintf(c, sizeof c, "%s", splat_test_path("c"));
     snprintf(args, sizeof args, "train '%s' -o '%s' --steps 20 --refine-start 5 --refine-every 5 --checkpoint-every 20 -q --no-renders",
              dir, a);
     T_REQUIRE(run_cli(args, &out) == 0, "%s", out);
     free(out);
     snprintf(path, sizeof path, "%s/checkpoint.ckpt", a);
-    splat_section *secs;
-    uint32_t n_sec;
     splat_error err = {0};
-    T_OK(splat__ckpt_read(path, &secs, &n_sec, &err), &err);
-    uint32_t unpacked = 0;
-    for (uint32_t k = 0; k < n_sec; k++) {
-        if (strcmp(secs[k].name, "meta") == 0) {
-            uint32_t one = 1;
-            memcpy(secs[k].data, &one, 4); /* the version, the meta's first field */
-        }
-        for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
-            char name[40];
-            snprintf(name, sizeof name, "adam.%s", splat__groups[g].name);
-            if (strcmp(secs[k].name, name) != 0) continue;
-            uint64_t w = splat__groups[g].width, rows = secs[k].size / 4 / w;
-            const uint32_t *words = secs[k].data;
-            float *mv = malloc(rows * w * 8 + 8);
-            T_REQUIRE(mv);
-            for (uint64_t i = 0; i < rows; i++)
-                for (uint64_t j = 0; j < w; j++) {
-                    uint32_t um = words[i * w + j] << (32 - SPLAT_MOMENT_M_BITS),
-                             uv = (words[i * w + j] >> SPLAT_MOMENT_M_BITS) << (SPLAT_MOMENT_M_BITS - 1);
-                    memcpy(&mv[2 * i * w + j], &um, 4);
-                    memcpy(&mv[(2 * i + 1) * w + j], &uv, 4);
-                }
-            free(secs[k].data);
-            secs[k].data = mv, secs[k].size = rows * w * 8;
-            unpacked++;
-        }
+    /* the pairs: (version 3 as written, version 1), (version 2, version 3 with its values) */
+    static const struct { uint32_t version; bool trunc; } as[4] = {{3, false}, {1, false}, {2, true}, {3, true}};
+    for (int k = 0; k < 4; k++) {
+        splat_section *secs;
+        uint32_t n_sec;
+        T_OK(splat__ckpt_read(path, &secs, &n_sec, &err), &err);
+        ckpt_moments_as(secs, n_sec, as[k].version, as[k].trunc);
+        snprintf(made[k], sizeof made[k], "%s/v%u%s.ckpt", a, as[k].version, as[k].trunc ? "t" : "");
+        T_OK(splat__ckpt_write(made[k], secs, n_sec, &err), &err);
+        splat__ckpt_free(secs, n_sec);
     }
-    T_CHECK(unpacked == SPLAT_GROUP_COUNT, "%u sections of moments found", unpacked);
-    snprintf(v1, sizeof v1, "%s/v1.ckpt", a);
-    T_OK(splat__ckpt_write(v1, secs, n_sec, &err), &err);
-    splat__ckpt_free(secs, n_sec);
-    splat_scene got[2];
-    for (int k = 0; k < 2; k++) {
+    splat_scene got[4];
+    for (int k = 0; k < 4; k++) {
+        char o[700], ply[800];
+        snprintf(o, sizeof o, "%s/r%d", a, k);
         snprintf(args, sizeof args, "train '%s' -o '%s' --steps 30 --refine-start 5 --refine-every 5 --resume '%s' -q --no-renders",
-                 dir, k ? c : b, k ? v1 : path);
+                 dir, o, made[k]);
         int rc = run_cli(args, &out);
-        T_CHECK(rc == 0, "resume from version %d: exit %d: %s", k ? 1 : 2, rc, out);
+        T_CHECK(rc == 0, "resume from %s: exit %d: %s", made[k], rc, out);
         free(out);
-        char ply[800];
-        snprintf(ply, sizeof ply, "%s/point_cloud.ply", k ? c : b);
+        snprintf(ply, sizeof ply, "%s/point_cloud.ply", o);
         T_OK(splat_scene_load_ply(ply, &got[k], &err), &err);
     }
-    T_CHECK(got[0].count == got[1].count, "%u Gaussians against %u", got[0].count, got[1].count);
-    uint64_t differ = 0;
-    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT && got[0].count == got[1].count; g++)
-        differ += memcmp(splat__scene_group_c(&got[0], g), splat__scene_group_c(&got[1], g),
-                         (uint64_t)got[0].count * splat__groups[g].width * 4) != 0;
-    T_CHECK(differ == 0, "%llu groups differ between the resumes from versions 1 and 2", (unsigned long long)differ);
-    splat_scene_free(&got[0]), splat_scene_free(&got[1]);
+    for (int k = 0; k < 4; k += 2) {
+        T_CHECK(got[k].count == got[k + 1].count, "%u Gaussians against %u", got[k].count, got[k + 1].count);
+        uint64_t differ = 0;
+        for (uint32_t g = 0; g < SPLAT_GROUP_COUNT && got[k].count == got[k + 1].count; g++)
+            differ += memcmp(splat__scene_group_c(&got[k], g), splat__scene_group_c(&got[k + 1], g),
+                             (uint64_t)got[k].count * splat__groups[g].width * 4) != 0;
+        T_CHECK(differ == 0, "%llu groups differ between the resumes from %s and %s", (unsigned long long)differ, made[k], made[k + 1]);
+    }
+    for (int k = 0; k < 4; k++) splat_scene_free(&got[k]);
 }
 
 /* The output folder is checked before any work: a file in its place, a folder that cannot be

@@ -166,12 +166,28 @@ static double word_v(uint32_t w)
     return f;
 }
 
+/* Adam's moments of `room` rows, laid out as the model lays them out (splat__moments_init), rows
+ * [0, n) from words[g] (rows of splat__scene_gpu_row_bytes), or zero where words is NULL. */
+static void moments_make(splat_gpu *g, splat_scene_gpu *m, uint32_t room, uint32_t n, uint32_t *const *words)
+{
+    splat_error err = {0};
+    T_OK(splat__moments_init(g, m, room, &err), &err);
+    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) {
+        uint64_t bytes = (uint64_t)n * splat__scene_gpu_row_bytes(m, k);
+        void *zeros = words ? NULL : calloc(bytes + 4, 1);
+        if (bytes) T_OK(splat__buf_upload(g, &m->group[k], 0, words ? words[k] : zeros, bytes, &err), &err);
+        free(zeros);
+    }
+}
+
 /* One Adam step on random parameters, gradients and moments against the reference, behind a
  * closed gate first (nothing moves). selective: a random half of the rows is culled (radius 0)
- * and must keep its parameters and moments bit for bit. The stored moments must be the
- * reference's rounding of its exact ones by the reference's word (splat__ref_moments_round), to
- * the bit, except where the float computation lands nearer a rounding threshold than its own
- * error: there either neighbour passes, and the test counts them (a few in a million). */
+ * and must keep its parameters and moments bit for bit. The moments as stored (train_types.h):
+ * the float m and v of the four small groups within T_TOL_OPTIM of the terms that made them; the
+ * SH group's words the reference's rounding of its exact ones by the reference's
+ * word (splat__ref_moments_round), to the bit, except where the float computation lands nearer a
+ * rounding threshold than its own error: there either neighbour passes, and the test counts them
+ * (a few in a million). */
 static void adam_case(bool selective)
 {
     kfix f;
@@ -186,28 +202,32 @@ static void adam_case(bool selective)
     splat_scene_gpu bp, bg, bm;
     T_OK(splat__scene_gpu_init(f.g, &bp, "params", n, false, &err), &err);
     T_OK(splat__scene_gpu_init(f.g, &bg, "grads", n, false, &err), &err);
-    T_OK(splat__scene_gpu_init(f.g, &bm, "moments", SPLAT_MOMENT_WORDS * n, false, &err), &err);
+    T_OK(splat__moments_init(f.g, &bm, n, &err), &err);
     splat_train_slot slot = {.step = step, .frame = {.sh_degree = degree, .n_gaussians = n}};
     double lr_head[SPLAT_GROUP_COUNT], lr_rest[SPLAT_GROUP_COUNT];
     for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) {
-        uint32_t w = splat__groups[k].width;
+        uint32_t w = splat__groups[k].width, per = SPLAT_MOMENT_WORDS(splat__groups[k].flags);
         uint64_t cnt = (uint64_t)n * w;
-        p[k] = malloc(cnt * 4), gr[k] = malloc(cnt * 4), mv[k] = malloc(cnt * 4);
+        T_REQUIRE(bm.words[k] == per, "group %s: %u words of moments a float, train_types.h says %u", splat__groups[k].name,
+                  bm.words[k], per);
+        p[k] = malloc(cnt * 4), gr[k] = malloc(cnt * 4), mv[k] = malloc(cnt * 4 * per);
         for (uint64_t i = 0; i < cnt; i++) {
             p[k][i] = (float)t_uniform(-2, 2);
             gr[k][i] = (float)(t_uniform(-1, 1) * pow(10, t_uniform(-6, 0)));
         }
-        /* moments: random halves, m's sign and both magnitudes over decades */
-        for (uint64_t i = 0; i < cnt; i++) {
-            float m = (float)(t_uniform(-1, 1) * pow(10, t_uniform(-6, -2))), v = (float)(t_uniform(0, 1) * pow(10, t_uniform(-12, -5)));
-            uint32_t um, uv;
-            memcpy(&um, &m, 4);
-            memcpy(&uv, &v, 4);
-            mv[k][i] = (um >> (32 - WORD_M)) | ((uv >> (WORD_M - 1)) << WORD_M);
-        }
+        /* moments: m's sign and both magnitudes over decades; as words (their halves) or floats */
+        for (uint64_t i = 0; i < n; i++)
+            for (uint32_t j = 0; j < w; j++) {
+                float m = (float)(t_uniform(-1, 1) * pow(10, t_uniform(-6, -2))), v = (float)(t_uniform(0, 1) * pow(10, t_uniform(-12, -5)));
+                uint32_t um, uv;
+                memcpy(&um, &m, 4);
+                memcpy(&uv, &v, 4);
+                if (per == 1) mv[k][i * w + j] = (um >> (32 - WORD_M)) | ((uv >> (WORD_M - 1)) << WORD_M);
+                else mv[k][2 * i * w + j] = um, mv[k][(2 * i + 1) * w + j] = uv;
+            }
         T_OK(splat__buf_upload(f.g, &bp.group[k], 0, p[k], cnt * 4, &err), &err);
         T_OK(splat__buf_upload(f.g, &bg.group[k], 0, gr[k], cnt * 4, &err), &err);
-        T_OK(splat__buf_upload(f.g, &bm.group[k], 0, mv[k], cnt * 4, &err), &err);
+        T_OK(splat__buf_upload(f.g, &bm.group[k], 0, mv[k], cnt * 4 * per, &err), &err);
         slot.lr_head[k] = (float)(lr_head[k] = exp(t_uniform(log(1e-5), log(1e-1))));
         slot.lr_rest[k] = (float)(lr_rest[k] = exp(t_uniform(log(1e-5), log(1e-1))));
     }
@@ -226,14 +246,14 @@ static void adam_case(bool selective)
         T_OK(splat__stream_sync(&f.s, SPLAT_SYNC_COMMIT_AND_WAIT, &err), &err);
         for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) {
             const splat_group_info *gi = &splat__groups[k];
-            uint32_t w = gi->width;
+            uint32_t w = gi->width, per = bm.words[k];
             uint64_t cnt = (uint64_t)n * w;
             float *gp = malloc(cnt * 4);
-            uint32_t *gm = malloc(cnt * 4);
+            uint32_t *gm = malloc(cnt * 4 * per);
             T_OK(splat__buf_download(f.g, &bp.group[k], 0, gp, cnt * 4, &err), &err);
-            T_OK(splat__buf_download(f.g, &bm.group[k], 0, gm, cnt * 4, &err), &err);
+            T_OK(splat__buf_download(f.g, &bm.group[k], 0, gm, cnt * 4 * per, &err), &err);
             if (gate) {
-                T_CHECK(memcmp(gp, p[k], cnt * 4) == 0 && memcmp(gm, mv[k], cnt * 4) == 0, "group %s changed behind a closed gate",
+                T_CHECK(memcmp(gp, p[k], cnt * 4) == 0 && memcmp(gm, mv[k], cnt * 4 * per) == 0, "group %s changed behind a closed gate",
                         gi->name);
             } else {
                 double worst = 0;
@@ -241,16 +261,19 @@ static void adam_case(bool selective)
                 for (uint64_t i = 0; i < n; i++)
                     for (uint32_t j = 0; j < w; j++) {
                         uint64_t pi = i * w + j;
+                        float was[2], got[2];
+                        splat__moments_of(mv[k], per, i, w, j, was);
+                        splat__moments_of(gm, per, i, w, j, got);
                         /* SH rows: coefficients above the degree untouched */
                         bool active = !(gi->flags & SPLAT_GROUP_FLAG_SH) || j / 3 < (degree + 1) * (degree + 1);
                         /* selective: rows the step culled untouched */
                         if (selective && radii[2 * i] == 0) active = false;
                         if (!active) {
-                            stray += gp[pi] != p[k][pi] || gm[pi] != mv[k][pi];
+                            stray += gp[pi] != p[k][pi] || memcmp(got, was, sizeof got) != 0;
                             continue;
                         }
                         double lr = j < gi->head ? lr_head[k] : lr_rest[k];
-                        double rp = p[k][pi], rg = gr[k][pi], rm = word_m(mv[k][pi]), rv = word_v(mv[k][pi]);
+                        double rp = p[k][pi], rg = gr[k][pi], rm = was[0], rv = was[1];
                         /* each error relative to the size of the terms that made the value (m can
                          * cancel: 0.9 m + 0.1 g) */
                         double m_scale = 0.9 * fabs(rm) + 0.1 * fabs(rg), v_scale = 0.999 * rv + 0.001 * rg * rg;
@@ -261,8 +284,15 @@ static void adam_case(bool selective)
                         double du = fabs((gp[pi] - p_old) - (rp - p_old));
                         double allowed = T_TOL_OPTIM * fabs(rp - p_old) + 2.4e-7 * fabs(p_old);
                         worst = fmax(worst, T_TOL_OPTIM * du / allowed);
-                        /* the stored moments: the reference's rounding, where the float error cannot
-                         * cross a threshold (4 float ulps of the terms, in units of the spacing) */
+                        /* the float computation's error, 4 float ulps of the terms */
+                        double err_m = 0x1p-22 * m_scale, err_v = 0x1p-22 * v_scale;
+                        if (per == 2) {
+                            /* float m and v: the reference's within the tolerance of the update's */
+                            wrong += fabs(got[0] - rm) > T_TOL_OPTIM * m_scale || fabs(got[1] - rv) > T_TOL_OPTIM * v_scale;
+                            continue;
+                        }
+                        /* the stored words: the reference's rounding, where the float error cannot
+                         * cross a threshold (in units of the spacing) */
                         double m16, v16, margin;
                         uint32_t r = splat__ref_moments_word(step, pi, k, gi->flags & SPLAT_GROUP_FLAG_SH);
                         splat__ref_moments_round(rm, rv, r, WORD_M, &m16, &v16, &margin);
@@ -271,7 +301,6 @@ static void adam_case(bool selective)
                         frexp(am, &em), frexp(av, &ev);
                         /* the grids' spacings: M - 8 and 25 - M significant bits */
                         double sm = ldexp(1.0, em - (WORD_M - 8)), sv = ldexp(1.0, ev - (25 - WORD_M));
-                        double err_m = 0x1p-22 * m_scale, err_v = 0x1p-22 * v_scale;
                         double slack = fmax(err_m / sm, err_v / sv);
                         total++;
                         if (margin < slack) {
@@ -279,13 +308,13 @@ static void adam_case(bool selective)
                             /* either neighbour of the float value: within one spacing of the exact
                              * value plus the float error (m's can be most of a spacing where it
                              * cancels) */
-                            wrong += fabs(word_m(gm[pi]) - rm) > sm + err_m || fabs(word_v(gm[pi]) - rv) > sv + err_v;
+                            wrong += fabs(got[0] - rm) > sm + err_m || fabs(got[1] - rv) > sv + err_v;
                         } else {
-                            wrong += word_m(gm[pi]) != m16 || word_v(gm[pi]) != v16;
+                            wrong += got[0] != m16 || got[1] != v16;
                         }
                     }
-                T_CHECK(wrong == 0, "group %s: %llu stored moments not the reference's rounding (step %u)", gi->name,
-                        (unsigned long long)wrong, step);
+                T_CHECK(wrong == 0, "group %s: %llu stored moments not the reference's %s (step %u)", gi->name,
+                        (unsigned long long)wrong, per == 1 ? "rounding" : "within the float error", step);
                 T_CHECK(worst < T_TOL_OPTIM, "group %s: max relative error %.3g (step %u, degree %u)", gi->name, worst, step,
                         degree);
                 T_CHECK(stray == 0, "group %s: %llu values of inactive SH coefficients or culled rows changed", gi->name,
@@ -296,7 +325,7 @@ static void adam_case(bool selective)
         splat__buf_free(f.g, &b_slot);
         splat__buf_free(f.g, &b_gate);
     }
-    printf("  %llu of %llu stored moments within the float error of a rounding threshold\n", (unsigned long long)near,
+    printf("  %llu of %llu stored words of moments within the float error of a rounding threshold\n", (unsigned long long)near,
            (unsigned long long)total);
     /* the float error is a fixed share of a value, so its share of the finer grid's spacing grows
      * with that grid's bits: 2^(bits - 18) of the values (1/512 with 9, the layout of M = 16) */
@@ -388,15 +417,12 @@ static void densify_case(kfix *f, uint32_t step, budget_kind bk, densify_mode mo
         for (int k = 0; k < 48; k++) s.sh[48 * i + k] = (float)splat__rng_normal(splat_test_rng());
         stats[4 * i] = grad[i], stats[4 * i + 1] = cnt[i], stats[4 * i + 2] = stats[4 * i + 3] = 0;
     }
-    /* moments: distinct random values so that any misplaced row shows */
-    splat_scene mom;
-    T_OK(splat_scene_init(&mom, SPLAT_MOMENT_WORDS * n, &err), &err);
-    mom.count = SPLAT_MOMENT_WORDS * n;
-    for (uint64_t i = 0; i < (uint64_t)SPLAT_MOMENT_WORDS * n; i++) {
-        for (int k = 0; k < 3; k++) mom.means[3 * i + k] = (float)t_uniform(-1, 1), mom.log_scales[3 * i + k] = (float)t_uniform(-1, 1);
-        for (int k = 0; k < 4; k++) mom.quats[4 * i + k] = (float)t_uniform(-1, 1);
-        mom.opacities[i] = (float)t_uniform(-1, 1);
-        for (int k = 0; k < 48; k++) mom.sh[48 * i + k] = (float)t_uniform(-1, 1);
+    /* moments: distinct random words so that any misplaced row shows (rows of the model's layout) */
+    uint32_t *mom[SPLAT_GROUP_COUNT], row_words[SPLAT_GROUP_COUNT];
+    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
+        row_words[g] = splat__groups[g].width * SPLAT_MOMENT_WORDS(splat__groups[g].flags);
+        mom[g] = malloc((uint64_t)n * row_words[g] * 4 + 4);
+        for (uint64_t i = 0; i < (uint64_t)n * row_words[g]; i++) mom[g][i] = (uint32_t)splat__rng_u64(splat_test_rng()) | 1u;
     }
     splat_scene_gpu gp, gm;
     uint32_t room = in_place ? 3 * n : n;
@@ -404,9 +430,8 @@ static void densify_case(kfix *f, uint32_t step, budget_kind bk, densify_mode mo
     if (mode == DENSIFY_IN_PLACE) printf("  in place: room for %u rows, chunks of %u\n", room, splat__densify_compact_rows);
     if (mode == DENSIFY_SCRATCH_FAILS) printf("  the scratch's first allocation fails\n");
     T_OK(splat__scene_gpu_init(f->g, &gp, "params", room, false, &err), &err);
-    T_OK(splat__scene_gpu_init(f->g, &gm, "adam", SPLAT_MOMENT_WORDS * room, false, &err), &err);
+    moments_make(f->g, &gm, room, n, mom);
     T_OK(splat__scene_gpu_upload(f->g, &gp, &s, &err), &err);
-    T_OK(splat__scene_gpu_upload(f->g, &gm, &mom, &err), &err);
     splat_buf b_stats = make_buf(f->g, "stats", n * 16, stats);
     /* the budget, from the reference's unbudgeted rows: base = unsplit survivors + splits */
     uint32_t max_count = UINT32_MAX, base = 0, full = 0, clones = 0;
@@ -486,12 +511,14 @@ static void densify_case(kfix *f, uint32_t step, budget_kind bk, densify_mode mo
             "GPU %u/%u/%u/%u, reference %u/%u/%u/%u", res.count, res.clones, res.splits, res.pruned, ref.scene.count,
             ref.n_clone, ref.n_split, ref.n_prune);
     if (res.count == ref.scene.count) {
-        splat_scene got, gotm;
+        splat_scene got;
+        uint32_t *gotm[SPLAT_GROUP_COUNT];
         T_OK(splat_scene_init(&got, res.count + 1, &err), &err);
-        T_OK(splat_scene_init(&gotm, SPLAT_MOMENT_WORDS * res.count + 1, &err), &err);
         T_OK(splat__scene_gpu_download(f->g, &gp, &got, &err), &err);
-        gm.count = SPLAT_MOMENT_WORDS * res.count;
-        T_OK(splat__scene_gpu_download(f->g, &gm, &gotm, &err), &err);
+        for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
+            gotm[g] = malloc((uint64_t)res.count * row_words[g] * 4 + 4);
+            T_OK(splat__buf_download(f->g, &gm.group[g], 0, gotm[g], (uint64_t)res.count * row_words[g] * 4, &err), &err);
+        }
         uint64_t bad_rows = 0, bad_moments = 0;
         for (uint32_t r = 0; r < res.count; r++) {
             uint32_t src = ref.src[r];
@@ -512,18 +539,15 @@ static void densify_case(kfix *f, uint32_t step, budget_kind bk, densify_mode mo
                        ref.scene.opacities[r]);
             bad_rows += !exact || dm > T_TOL_MOVE;
             /* moments: moved with survivors, zero for new rows */
-            for (uint32_t half = 0; half < SPLAT_MOMENT_WORDS; half++)
-                for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
-                    uint32_t w = splat__groups[g].width;
-                    uint64_t d = (uint64_t)SPLAT_MOMENT_WORDS * r + half, o = (uint64_t)SPLAT_MOMENT_WORDS * src + half;
-                    const float *a = splat__scene_group_c(&gotm, g) + w * d, *b = splat__scene_group_c(&mom, g) + w * o;
-                    for (uint32_t k = 0; k < w; k++) bad_moments += kept ? a[k] != b[k] : a[k] != 0.0f;
-                }
+            for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
+                const uint32_t *a = gotm[g] + (uint64_t)row_words[g] * r, *b = mom[g] + (uint64_t)row_words[g] * src;
+                for (uint32_t k = 0; k < row_words[g]; k++) bad_moments += kept ? a[k] != b[k] : a[k] != 0u;
+            }
         }
         T_CHECK(bad_rows == 0, "step %u: %llu rows differ from the reference", step, (unsigned long long)bad_rows);
         T_CHECK(bad_moments == 0, "step %u: %llu moment values misplaced", step, (unsigned long long)bad_moments);
         splat_scene_free(&got);
-        splat_scene_free(&gotm);
+        for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) free(gotm[g]);
     }
     splat__ref_refine_out_free(&ref);
     splat__densify_bufs_free(f->g, &dens);
@@ -531,7 +555,7 @@ static void densify_case(kfix *f, uint32_t step, budget_kind bk, densify_mode mo
     splat__scene_gpu_free(f->g, &gp);
     splat__scene_gpu_free(f->g, &gm);
     splat_scene_free(&s);
-    splat_scene_free(&mom);
+    for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) free(mom[g]);
     free(grad), free(cnt), free(stats);
 }
 
@@ -681,14 +705,10 @@ SPLAT_TEST(train_densify_budget_ranked)
         printf("  %u Gaussians, %u candidates, base %u, budget %u (k = %u)\n", n, m, base, budget, k);
 
         /* the GPU */
-        splat_scene mom;
-        T_OK(splat_scene_init(&mom, SPLAT_MOMENT_WORDS * n, &err), &err);
-        mom.count = SPLAT_MOMENT_WORDS * n;
         splat_scene_gpu gp, gm;
         T_OK(splat__scene_gpu_init(f.g, &gp, "params", n, false, &err), &err);
-        T_OK(splat__scene_gpu_init(f.g, &gm, "adam", SPLAT_MOMENT_WORDS * n, false, &err), &err);
+        moments_make(f.g, &gm, n, n, NULL);
         T_OK(splat__scene_gpu_upload(f.g, &gp, &s, &err), &err);
-        T_OK(splat__scene_gpu_upload(f.g, &gm, &mom, &err), &err);
         splat_buf b_stats = make_buf(f.g, "stats", 16ull * n, stats);
         splat_densify_bufs dens;
         memset(&dens, 0, sizeof dens);
@@ -731,7 +751,6 @@ SPLAT_TEST(train_densify_budget_ranked)
         splat__buf_free(f.g, &b_stats);
         splat__scene_gpu_free(f.g, &gp);
         splat__scene_gpu_free(f.g, &gm);
-        splat_scene_free(&mom);
         splat_scene_free(&s);
         free(role), free(rank), free(by_rank), free(made), free(grad), free(cnt), free(stats), free(same);
     }

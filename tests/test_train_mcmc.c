@@ -47,15 +47,19 @@ static uint32_t rand_u32(uint32_t lo, uint32_t hi) /* inclusive */
 static double normal(void) { return splat__rng_normal(splat_test_rng()); }
 static double sigmoid(double x) { return 1 / (1 + exp(-x)); }
 
+/* Words of moments a parameter float of group g (train_types.h). The tests hold moments in a scene
+ * of 2 n rows, the most any group needs; group g's n rows take n mwords(g) of them. */
+static uint32_t mwords(uint32_t g) { return SPLAT_MOMENT_WORDS(splat__groups[g].flags); }
+
 /* n random Gaussians, `dead` of every 100 dead (some exactly at the dead logit, some a float
- * above it), the others' opacities spread over (0.005, 1); moments [SPLAT_MOMENT_WORDS n] random. */
+ * above it), the others' opacities spread over (0.005, 1); moments random. */
 static bool random_model(splat_scene *s, splat_scene *mom, uint32_t n, uint32_t dead)
 {
     splat_error err = {0};
-    if (splat_scene_init(s, n, &err) != SPLAT_OK || splat_scene_init(mom, SPLAT_MOMENT_WORDS * n, &err) != SPLAT_OK) return false;
+    if (splat_scene_init(s, n, &err) != SPLAT_OK || splat_scene_init(mom, 2 * n, &err) != SPLAT_OK) return false;
     s->count = n;
     s->sh_degree = 3;
-    mom->count = SPLAT_MOMENT_WORDS * n;
+    mom->count = 2 * n;
     float edge = (float)log(0.005 / 0.995);
     for (uint32_t i = 0; i < n; i++) {
         for (int k = 0; k < 3; k++) s->means[i * 3 + k] = (float)(3 * normal()), s->log_scales[i * 3 + k] = (float)t_uniform(-6, 0);
@@ -67,7 +71,7 @@ static bool random_model(splat_scene *s, splat_scene *mom, uint32_t n, uint32_t 
     }
     for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
         float *m = *splat__scene_group(mom, g);
-        for (uint64_t e = 0; e < (uint64_t)SPLAT_MOMENT_WORDS * n * splat__groups[g].width; e++) m[e] = (float)t_uniform(-1, 1);
+        for (uint64_t e = 0; e < (uint64_t)mwords(g) * n * splat__groups[g].width; e++) m[e] = (float)t_uniform(-1, 1);
     }
     return true;
 }
@@ -76,8 +80,10 @@ static bool upload(splat_gpu *g, splat_scene_gpu *p, splat_scene_gpu *m, const s
 {
     splat_error err = {0};
     bool ok = splat__scene_gpu_init(g, p, "params", s->count, false, &err) == SPLAT_OK &&
-              splat__scene_gpu_init(g, m, "adam", SPLAT_MOMENT_WORDS * s->count, false, &err) == SPLAT_OK &&
-              splat__scene_gpu_upload(g, p, s, &err) == SPLAT_OK && splat__scene_gpu_upload(g, m, mom, &err) == SPLAT_OK;
+              splat__moments_init(g, m, s->count, &err) == SPLAT_OK && splat__scene_gpu_upload(g, p, s, &err) == SPLAT_OK;
+    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT && ok; k++)
+        ok = splat__buf_upload(g, &m->group[k], 0, splat__scene_group_c(mom, k), s->count * splat__scene_gpu_row_bytes(m, k), &err) ==
+             SPLAT_OK;
     if (!ok) splat_test_fail(__FILE__, __LINE__, "upload:", "%s", err.msg);
     return ok;
 }
@@ -86,9 +92,12 @@ static bool download(splat_gpu *g, const splat_scene_gpu *p, splat_scene_gpu *m,
 {
     splat_error err = {0};
     memset(s, 0, sizeof *s), memset(mom, 0, sizeof *mom);
-    m->count = SPLAT_MOMENT_WORDS * n;
-    bool ok = splat_scene_init(s, n, &err) == SPLAT_OK && splat_scene_init(mom, SPLAT_MOMENT_WORDS * n, &err) == SPLAT_OK &&
-              splat__scene_gpu_download(g, p, s, &err) == SPLAT_OK && splat__scene_gpu_download(g, m, mom, &err) == SPLAT_OK;
+    bool ok = splat_scene_init(s, n, &err) == SPLAT_OK && splat_scene_init(mom, 2 * n, &err) == SPLAT_OK &&
+              splat__scene_gpu_download(g, p, s, &err) == SPLAT_OK;
+    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT && ok; k++)
+        ok = splat__buf_download(g, &m->group[k], 0, *splat__scene_group(mom, k), (uint64_t)n * splat__scene_gpu_row_bytes(m, k), &err) ==
+             SPLAT_OK;
+    mom->count = 2 * n;
     if (!ok) splat_test_fail(__FILE__, __LINE__, "download:", "%s", err.msg);
     s->sh_degree = 3;
     return ok;
@@ -103,14 +112,13 @@ static bool rows_equal(const splat_scene *a, uint32_t i, const splat_scene *b, u
     return same;
 }
 
-/* Moments of row i of a and row j of b (each [SPLAT_MOMENT_WORDS rows, width] per group): equal, or a's all zero. */
+/* Moments of row i of a and row j of b (each group's rows of mwords(g) width): equal, or a's all zero. */
 static bool moments_row(const splat_scene *a, uint32_t i, const splat_scene *b, uint32_t j, bool zero)
 {
     for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
-        uint32_t w = splat__groups[g].width;
-        const float *x = splat__scene_group_c(a, g) + (uint64_t)SPLAT_MOMENT_WORDS * w * i,
-                    *y = splat__scene_group_c(b, g) + (uint64_t)SPLAT_MOMENT_WORDS * w * j;
-        for (uint32_t k = 0; k < SPLAT_MOMENT_WORDS * w; k++)
+        uint32_t w = splat__groups[g].width * mwords(g);
+        const float *x = splat__scene_group_c(a, g) + (uint64_t)w * i, *y = splat__scene_group_c(b, g) + (uint64_t)w * j;
+        for (uint32_t k = 0; k < w; k++)
             if (zero ? x[k] != 0.0f : x[k] != y[k]) return false;
     }
     return true;
@@ -461,7 +469,7 @@ SPLAT_TEST(train_mcmc_scratch_fails)
     for (uint32_t g = 0; g < SPLAT_GROUP_COUNT; g++) {
         size_t w = splat__groups[g].width * 4ull;
         same = same && memcmp(splat__scene_group_c(&got, g), splat__scene_group_c(&s, g), w * n) == 0 &&
-               memcmp(splat__scene_group_c(&gotm, g), splat__scene_group_c(&mom, g), w * SPLAT_MOMENT_WORDS * n) == 0;
+               memcmp(splat__scene_group_c(&gotm, g), splat__scene_group_c(&mom, g), w * mwords(g) * n) == 0;
     }
     T_CHECK(same, "a skipped refine changed the model");
     splat_scene_free(&got), splat_scene_free(&gotm);

@@ -39,7 +39,7 @@ typedef struct probe {
     uint32_t win_from, win_to;   /* the steps whose statistics are checked (none when win_to is 0) */
     uint32_t adam_from, adam_to; /* the steps whose optimizer update is checked (likewise) */
     splat_scene before;          /* the parameters the next step renders */
-    splat_scene moments_before;  /* [SPLAT_MOMENT_WORDS count] their Adam moments (words, train_types.h) */
+    uint32_t *moments_before[SPLAT_GROUP_COUNT]; /* their Adam moments, each group's as stored (train_types.h) */
     float *stats_before;         /* [count,4] the statistics before the next step */
     bool have_before;
     /* per step, right after it was submitted */
@@ -112,28 +112,42 @@ static float *download(splat_gpu *g, const splat_buf *b, uint64_t count)
 
 /* Keeps the parameters and statistics the next step starts from. After a refine the loop zeroes
  * the statistics once `run` returns, so they are taken as zero. */
+/* The model's moments of rows [0, n), each group's words as stored; false with err set. */
+static bool moments_download(splat_trainer *t, uint32_t n, uint32_t *out[SPLAT_GROUP_COUNT], splat_error *err)
+{
+    bool ok = true;
+    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) {
+        uint64_t bytes = (uint64_t)n * splat__scene_gpu_row_bytes(&t->model.moments, k);
+        out[k] = malloc(bytes + 4);
+        ok = ok && out[k] && splat__buf_download(t->env.gpu, &t->model.moments.group[k], 0, out[k], bytes, err) == SPLAT_OK;
+    }
+    return ok;
+}
+
+static void moments_free(uint32_t *m[SPLAT_GROUP_COUNT])
+{
+    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) free(m[k]), m[k] = NULL;
+}
+
 static void snapshot(bool resized)
 {
     splat_trainer *t = g_p.t;
     splat_error err = {0};
     splat_scene_free(&g_p.before);
-    splat_scene_free(&g_p.moments_before);
+    moments_free(g_p.moments_before);
     free(g_p.stats_before);
     g_p.stats_before = NULL;
     g_p.have_before = false;
     uint32_t n = t->model.count;
-    splat_scene_gpu params = t->model.params, moments = t->model.moments;
+    splat_scene_gpu params = t->model.params;
     params.count = n;
-    moments.count = SPLAT_MOMENT_WORDS * n;
     if (splat_scene_init(&g_p.before, n ? n : 1, &err) != SPLAT_OK ||
         splat__scene_gpu_download(t->env.gpu, &params, &g_p.before, &err) != SPLAT_OK ||
-        splat_scene_init(&g_p.moments_before, SPLAT_MOMENT_WORDS * n + 1, &err) != SPLAT_OK ||
-        splat__scene_gpu_download(t->env.gpu, &moments, &g_p.moments_before, &err) != SPLAT_OK) {
+        !moments_download(t, n, g_p.moments_before, &err)) {
         splat_test_fail(__FILE__, __LINE__, "snapshot:", "%s", err.msg);
         return;
     }
     g_p.before.count = n;
-    g_p.moments_before.count = SPLAT_MOMENT_WORDS * n;
     g_p.before.sh_degree = 3;
     g_p.stats_before = resized ? calloc((size_t)n * 4 + 4, 4) : download(t->env.gpu, &t->rb.stats, (uint64_t)n * 4);
     g_p.have_before = g_p.stats_before != NULL;
@@ -265,13 +279,12 @@ static void check_stats(uint32_t s)
     free(g4), free(now);
 }
 
-/* Half h (0: m, 1: v) of the word of moments at w (train_types.h), decoded here, not by the
- * trainer's helpers. */
-static double moment_half(const float *w, int h)
+/* m (h 0) or v (h 1) of element j of row i of a group's moments as stored (train_types.h: `per`
+ * words a float, 1 the word, 2 float m and v rows), decoded here, not by the trainer's helpers. */
+static double moment_half(const uint32_t *words, uint32_t per, uint64_t i, uint32_t w, uint32_t j, int h)
 {
-    uint32_t u;
-    memcpy(&u, w, 4);
-    u = h ? (u >> 16) << 15 : u << 16;
+    uint32_t u = per == 1 ? words[i * w + j] : words[(2 * i + (uint32_t)h) * w + j];
+    if (per == 1) u = h ? (u >> 16) << 15 : u << 16;
     float f;
     memcpy(&f, &u, 4);
     return f;
@@ -297,15 +310,13 @@ static void check_adam(uint32_t s)
     splat_train_slot slot;
     splat__train_fill_slot(t, 0, s, splat__train_view_of_step(t, s), true, &slot);
     uint32_t active = (slot.frame.sh_degree + 1) * (slot.frame.sh_degree + 1);
-    splat_scene p, m, g;
-    bool ok = splat_scene_init(&p, n, &err) == SPLAT_OK && splat_scene_init(&m, SPLAT_MOMENT_WORDS * n, &err) == SPLAT_OK &&
-              splat_scene_init(&g, n, &err) == SPLAT_OK;
+    splat_scene p, g;
+    uint32_t *m[SPLAT_GROUP_COUNT] = {0};
+    bool ok = splat_scene_init(&p, n, &err) == SPLAT_OK && splat_scene_init(&g, n, &err) == SPLAT_OK;
     /* (the GPU scenes' counts are not all kept by the trainer: the model's count is the truth) */
-    splat_scene_gpu params = t->model.params, moments = t->model.moments;
+    splat_scene_gpu params = t->model.params;
     params.count = n;
-    moments.count = SPLAT_MOMENT_WORDS * n;
-    ok = ok && splat__scene_gpu_download(t->env.gpu, &params, &p, &err) == SPLAT_OK &&
-         splat__scene_gpu_download(t->env.gpu, &moments, &m, &err) == SPLAT_OK;
+    ok = ok && splat__scene_gpu_download(t->env.gpu, &params, &p, &err) == SPLAT_OK && moments_download(t, n, m, &err);
     /* the gradients' rows are as wide as splat__grad_width says */
     for (uint32_t k = 0; k < SPLAT_GROUP_COUNT && ok; k++)
         ok = splat__buf_download(t->env.gpu, &t->model.grads.group[k], 0, *splat__scene_group(&g, k),
@@ -327,17 +338,19 @@ static void check_adam(uint32_t s)
         for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) {
             const splat_group_info *gi = &splat__groups[k];
             uint32_t w = gi->width;
-            const float *p0 = splat__scene_group_c(&g_p.before, k), *m0 = splat__scene_group_c(&g_p.moments_before, k);
-            const float *p1 = splat__scene_group_c(&p, k), *m1 = splat__scene_group_c(&m, k), *gr = splat__scene_group_c(&g, k);
+            const float *p0 = splat__scene_group_c(&g_p.before, k), *p1 = splat__scene_group_c(&p, k), *gr = splat__scene_group_c(&g, k);
+            const uint32_t *m0 = g_p.moments_before[k], *m1 = m[k];
+            uint32_t per = t->model.moments.words[k];
             for (uint64_t i = 0; i < n; i++)
                 for (uint32_t j = 0; j < w; j++) {
                     uint64_t pi = i * w + j;
                     if ((gi->flags & SPLAT_GROUP_FLAG_SH) && j / 3 >= active) {
-                        stray += memcmp(&p1[pi], &p0[pi], 4) != 0 || memcmp(&m1[pi], &m0[pi], 4) != 0;
+                        stray += memcmp(&p1[pi], &p0[pi], 4) != 0 || moment_half(m1, per, i, w, j, 0) != moment_half(m0, per, i, w, j, 0) ||
+                                 moment_half(m1, per, i, w, j, 1) != moment_half(m0, per, i, w, j, 1);
                         continue;
                     }
                     double lr = j < gi->head ? slot.lr_head[k] : slot.lr_rest[k];
-                    double rp = p0[pi], rg = gr[pi], rm = moment_half(&m0[pi], 0), rv = moment_half(&m0[pi], 1);
+                    double rp = p0[pi], rg = gr[pi], rm = moment_half(m0, per, i, w, j, 0), rv = moment_half(m0, per, i, w, j, 1);
                     double m_scale = 0.9 * fabs(rm) + 0.1 * fabs(rg), v_scale = 0.999 * rv + 0.001 * rg * rg;
                     splat__ref_adam(1, &rp, &rg, &rm, &rv, lr, s + 1);
                     /* the update is proportional to m, which may cancel (0.9 m + 0.1 g): its error is
@@ -346,13 +359,13 @@ static void check_adam(uint32_t s)
                     double cancel = rm != 0 ? fmax(1, m_scale / fabs(rm)) : 1;
                     double allowed = T_TOL_OPTIM * fabs(rp - p0[pi]) * cancel + 2.4e-7 * fabs(p0[pi]);
                     if (du > 0) worst = fmax(worst, allowed > 0 ? T_TOL_OPTIM * du / allowed : HUGE_VAL);
-                    /* the moments as stored: within a spacing of their 16-bit grids (test_train.c's
-                     * train_adam_vs_ref checks the rounding itself) */
-                    int em, ev;
+                    /* the moments as stored: within a spacing of their grids, 16-bit words' or
+                     * floats' (test_train.c's train_adam_vs_ref checks the rounding itself) */
+                    int em, ev, bm = per == 1 ? 8 : 24, bv = per == 1 ? 9 : 24;
                     frexp(fabs(rm), &em), frexp(rv, &ev);
-                    double gm = moment_half(&m1[pi], 0), gv = moment_half(&m1[pi], 1);
-                    if (m_scale > 0) worst = fmax(worst, T_TOL_OPTIM * fabs(gm - rm) / (T_TOL_OPTIM * m_scale + ldexp(1.0, em - 8)));
-                    if (v_scale > 0) worst = fmax(worst, T_TOL_OPTIM * fabs(gv - rv) / (T_TOL_OPTIM * v_scale + ldexp(1.0, ev - 9)));
+                    double gm = moment_half(m1, per, i, w, j, 0), gv = moment_half(m1, per, i, w, j, 1);
+                    if (m_scale > 0) worst = fmax(worst, T_TOL_OPTIM * fabs(gm - rm) / (T_TOL_OPTIM * m_scale + ldexp(1.0, em - bm)));
+                    if (v_scale > 0) worst = fmax(worst, T_TOL_OPTIM * fabs(gv - rv) / (T_TOL_OPTIM * v_scale + ldexp(1.0, ev - bv)));
                     updated += rp != p0[pi];
                 }
         }
@@ -364,7 +377,7 @@ static void check_adam(uint32_t s)
         g_p.adam_checked++;
     }
     splat_scene_free(&p);
-    splat_scene_free(&m);
+    moments_free(m);
     splat_scene_free(&g);
 }
 
@@ -397,7 +410,8 @@ static void post_reset(splat_trainer *t, uint32_t s, float *o_before)
         return;
     }
     float *o = download(t->env.gpu, &t->model.params.opacities, n);
-    float *mv = download(t->env.gpu, &t->model.moments.opacities, (uint64_t)SPLAT_MOMENT_WORDS * n);
+    uint32_t per = t->model.moments.words[SPLAT_GROUP_OPACITIES];
+    float *mv = download(t->env.gpu, &t->model.moments.opacities, (uint64_t)per * n);
     splat_scene want;
     if (o && mv && splat_scene_init(&want, n, &err) == SPLAT_OK) {
         want.count = n;
@@ -410,9 +424,9 @@ static void post_reset(splat_trainer *t, uint32_t s, float *o_before)
             differ += memcmp(&o[i], &want.opacities[i], 4) != 0;
             above += !(o[i] <= cap);
             below += o_before[i] < cap;
-            for (uint32_t k = 0; k < SPLAT_MOMENT_WORDS; k++) {
+            for (uint32_t k = 0; k < per; k++) {
                 uint32_t word;
-                memcpy(&word, &mv[SPLAT_MOMENT_WORDS * i + k], 4);
+                memcpy(&word, &mv[per * i + k], 4);
                 moments += word != 0;
             }
         }
@@ -536,7 +550,7 @@ static void probe_free(splat_trainer *t)
 {
     splat_trainer_free(t);
     splat_scene_free(&g_p.before);
-    splat_scene_free(&g_p.moments_before);
+    moments_free(g_p.moments_before);
     free(g_p.stats_before);
     memset(&g_p, 0, sizeof g_p);
 }

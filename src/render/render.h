@@ -42,12 +42,14 @@ _Static_assert(sizeof(splat_render_push) == 16, "push layout");
 
 /* Gaussians on the GPU: a buffer of `rows` x width floats per parameter group (core/params.h),
  * reachable by index (group[SPLAT_GROUP_MEANS]) or by name (means). The gradients of a scene
- * have the same shape, and Adam's moments too (SPLAT_MOMENT_WORDS rows per Gaussian), so they
- * use this type as well. */
+ * have the same shape, and Adam's moments a multiple of it (`words`), so they use this type as
+ * well. */
 #define SPLAT__GROUP_BUF(i, name, N, w, h, a, b, f) splat_buf name;
 typedef struct splat_scene_gpu {
     uint32_t count, capacity; /* rows in use, rows held */
     bool sh_half;             /* the SH group stored as half floats (rendering; training keeps float) */
+    uint8_t words[SPLAT_GROUP_COUNT]; /* where not 0, the 32-bit words a parameter float of group g
+                                         holds (Adam's moments, train_types.h); 0: a float */
     union {
         splat_buf group[SPLAT_GROUP_COUNT];
         struct {
@@ -62,7 +64,9 @@ typedef struct splat_scene_gpu {
 splat_status splat__scene_gpu_init(splat_gpu *g, splat_scene_gpu *s, const char *name, uint32_t rows, bool sh_half,
                                    splat_error *err);
 void splat__scene_gpu_free(splat_gpu *g, splat_scene_gpu *s);
-/* Allocates group k's buffer alone, of s->capacity rows (s->sh_half as set), labelled
+/* Bytes a row of group k holds. */
+uint64_t splat__scene_gpu_row_bytes(const splat_scene_gpu *s, uint32_t k);
+/* Allocates group k's buffer alone, of s->capacity rows (s->sh_half and s->words as set), labelled
  * "<name>.<group>": for code that replaces a scene a group at a time to bound its peak memory. */
 splat_status splat__scene_gpu_group_init(splat_gpu *g, splat_scene_gpu *s, const char *name, uint32_t k,
                                          splat_error *err);

@@ -6,18 +6,21 @@
 _Static_assert(sizeof(((splat_scene_gpu *)0)->group) == SPLAT_GROUP_COUNT * sizeof(splat_buf),
                "the named members and the array of splat_scene_gpu are the same buffers");
 
-/* Bytes a group stores per float: SH may be half floats. */
+/* Bytes a group stores per float: SH may be half floats, moments several words. */
 static uint64_t float_bytes(const splat_scene_gpu *s, uint32_t g)
 {
+    if (s->words[g]) return 4ull * s->words[g];
     return s->sh_half && (splat__groups[g].flags & SPLAT_GROUP_FLAG_SH) ? 2 : 4;
 }
+
+uint64_t splat__scene_gpu_row_bytes(const splat_scene_gpu *s, uint32_t k) { return splat__groups[k].width * float_bytes(s, k); }
 
 splat_status splat__scene_gpu_group_init(splat_gpu *g, splat_scene_gpu *s, const char *name, uint32_t k,
                                          splat_error *err)
 {
     char label[40];
     snprintf(label, sizeof label, "%s.%s", name, splat__groups[k].name);
-    uint64_t bytes = (uint64_t)s->capacity * splat__groups[k].width * float_bytes(s, k);
+    uint64_t bytes = (uint64_t)s->capacity * splat__scene_gpu_row_bytes(s, k);
     return splat__buf_init(g, &s->group[k], label, bytes, SPLAT_MEM_DEVICE, err);
 }
 
@@ -52,6 +55,7 @@ splat_status splat__scene_gpu_upload(splat_gpu *g, splat_scene_gpu *dst, const s
     for (uint32_t k = 0; k < SPLAT_GROUP_COUNT && st == SPLAT_OK; k++) {
         uint64_t floats = (uint64_t)src->count * splat__groups[k].width;
         const float *host = splat__scene_group_c(src, k);
+        SPLAT_ASSERT(!dst->words[k]); /* parameters only: moments move as words, with splat__buf_upload */
         if (float_bytes(dst, k) == 4) {
             st = splat__buf_upload(g, &dst->group[k], 0, host, floats * 4, err);
             continue;
@@ -72,6 +76,7 @@ splat_status splat__scene_gpu_download(splat_gpu *g, const splat_scene_gpu *src,
     for (uint32_t k = 0; k < SPLAT_GROUP_COUNT && st == SPLAT_OK; k++) {
         uint64_t floats = (uint64_t)src->count * splat__groups[k].width;
         float *host = *splat__scene_group(dst, k);
+        SPLAT_ASSERT(!src->words[k]);
         if (float_bytes(src, k) == 4) {
             st = splat__buf_download(g, &src->group[k], 0, host, floats * 4, err);
             continue;

@@ -32,9 +32,17 @@ typedef struct ckpt_meta {
     uint64_t seed;
 } ckpt_meta;
 
-/* 2: Adam's moments a word per parameter float (train_types.h); 1 held them as float m and v
- * rows, [n][2][width], which a resume packs, rounded to nearest. */
-#define CKPT_VERSION 2
+/* 3: Adam's moments as the model holds them (train_types.h): the SH group's a word per parameter
+ * float, the others' float m and v rows, [n][2][width]. 2 held every group's as words, 1 every
+ * group's as float rows; a resume converts each group whose layout differs (file_words): words
+ * unpacked exactly, float rows packed rounded to nearest. */
+#define CKPT_VERSION 3
+
+/* Words a parameter float of group g's moments in a checkpoint of `version`. */
+static uint32_t file_words(uint32_t version, uint32_t g)
+{
+    return version == 1 ? 2 : version == 2 ? 1 : SPLAT_MOMENT_WORDS(splat__groups[g].flags);
+}
 
 /* The state sections of a model of n Gaussians, in file order: (name, buffer, bytes). */
 typedef struct ckpt_part {
@@ -75,15 +83,15 @@ static void ckpt_parts(splat_trainer *t, uint64_t n, ckpt_part parts[CKPT_PARTS]
         uint64_t row = (uint64_t)splat__groups[g].width * 4;
         ckpt_part *p = &parts[g], *a = &parts[SPLAT_GROUP_COUNT + g];
         *p = (ckpt_part){.buf = &t->model.params.group[g], .bytes = n * row};
-        *a = (ckpt_part){.buf = &t->model.moments.group[g], .bytes = n * row * (version == 1 ? 2 : SPLAT_MOMENT_WORDS)};
+        *a = (ckpt_part){.buf = &t->model.moments.group[g], .bytes = n * row * file_words(version, g)};
         snprintf(p->name, sizeof p->name, "params.%s", splat__groups[g].name);
         snprintf(a->name, sizeof a->name, "adam.%s", splat__groups[g].name);
     }
     parts[2 * SPLAT_GROUP_COUNT] = (ckpt_part){"stats", &t->rb.stats, n * 16};
 }
 
-/* A version 1 checkpoint's m and v as a word of moments, each half rounded to nearest (ties to
- * even; moments.glsl's layout, its saturation to infinity). */
+/* Float m and v (a version 1 checkpoint's) as a word of moments, each half rounded to nearest
+ * (ties to even; moments.glsl's layout, its saturation to infinity). */
 static uint32_t half_nearest(uint32_t mag, uint32_t cut)
 {
     uint32_t half = 1u << (cut - 1), low = mag & ((1u << cut) - 1), h = mag >> cut;
@@ -263,17 +271,20 @@ splat_status splat__train_resume(splat_trainer *t, const char *path, splat_error
     ckpt_parts(t, n, parts, meta.version); /* the model's buffers are new */
     for (size_t k = SPLAT_GROUP_COUNT; k < CKPT_PARTS && st == SPLAT_OK; k++) {
         const splat_section *s = section(path, sec, n_sec, parts[k].name, parts[k].bytes, &st, err);
-        if (s && meta.version == 1 && k < 2 * SPLAT_GROUP_COUNT) {
-            uint32_t w = splat__groups[k - SPLAT_GROUP_COUNT].width;
-            uint32_t *words = splat__malloc(n * w * 4 + 4);
-            if (!words) st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
-            else {
-                const float *mv = s->data;
-                for (uint64_t i = 0; i < n; i++)
-                    for (uint32_t j = 0; j < w; j++) words[i * w + j] = moment_pack_nearest(mv[2 * i * w + j], mv[(2 * i + 1) * w + j]);
-                st = splat__buf_upload(t->env.gpu, parts[k].buf, 0, words, n * w * 4, err);
-                splat__free(words);
-            }
+        uint32_t g = (uint32_t)(k - SPLAT_GROUP_COUNT), from = k < 2 * SPLAT_GROUP_COUNT ? file_words(meta.version, g) : 0;
+        if (s && from && from != t->model.moments.words[g]) {
+            uint32_t w = splat__groups[g].width, to = t->model.moments.words[g];
+            uint32_t *out = splat__malloc(n * w * 4 * to + 4);
+            if (!out) st = splat__fail(err, SPLAT_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", path);
+            for (uint64_t i = 0; out && i < n; i++)
+                for (uint32_t j = 0; j < w; j++) {
+                    float mv[2];
+                    splat__moments_of(s->data, from, i, w, j, mv);
+                    if (to == 1) out[i * w + j] = moment_pack_nearest(mv[0], mv[1]);
+                    else memcpy(&out[2 * i * w + j], &mv[0], 4), memcpy(&out[(2 * i + 1) * w + j], &mv[1], 4);
+                }
+            if (out) st = splat__buf_upload(t->env.gpu, parts[k].buf, 0, out, n * w * 4 * to, err);
+            splat__free(out);
         } else if (s) {
             st = splat__buf_upload(t->env.gpu, parts[k].buf, 0, s->data, parts[k].bytes, err);
         }

@@ -49,7 +49,7 @@ uint32_t splat__strategy_memory_fit(const splat_strategy_ctx *ctx, const uint32_
         for (uint32_t gi = 0; gi < SPLAT_GROUP_COUNT; gi++) {
             uint64_t w = 4ull * splat__groups[gi].width;
             if (passes[k] & (1u << gi)) c.old[k] += m->params.group[gi].size, c.row[k] += w;
-            if (passes[k] & (1u << (SPLAT_APPLY_MOMENTS + gi))) c.old[k] += m->moments.group[gi].size, c.row[k] += SPLAT_MOMENT_WORDS * w;
+            if (passes[k] & (1u << (SPLAT_APPLY_MOMENTS + gi))) c.old[k] += m->moments.group[gi].size, c.row[k] += splat__scene_gpu_row_bytes(&m->moments, gi);
         }
     c.grad_row = grad_row;
     const splat_buf *per[] = {&rb->proj, &rb->radii, &rb->tiles, &rb->offsets, &rb->stats, &rb->scan_scratch};

@@ -17,6 +17,37 @@ uint32_t splat__grad_width(uint32_t k)
     return splat__groups[k].flags & SPLAT_GROUP_FLAG_SH ? SPLAT_SH_RECORD_FLOATS : splat__groups[k].width;
 }
 
+#define MOMENT_ROW_WORDS(i, n, N, w, h, a, b, f) +(w) * SPLAT_MOMENT_WORDS(f)
+_Static_assert(0 SPLAT_PARAM_GROUPS(MOMENT_ROW_WORDS) == SPLAT_MOMENT_ROW_WORDS, "SPLAT_MOMENT_ROW_WORDS is not the table's sum");
+#undef MOMENT_ROW_WORDS
+
+splat_scene_gpu splat__moments_layout(uint32_t rows)
+{
+    splat_scene_gpu m = {.capacity = rows};
+    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) m.words[k] = (uint8_t)SPLAT_MOMENT_WORDS(splat__groups[k].flags);
+    return m;
+}
+
+splat_status splat__moments_init(splat_gpu *g, splat_scene_gpu *m, uint32_t rows, splat_error *err)
+{
+    *m = splat__moments_layout(rows);
+    splat_status st = SPLAT_OK;
+    for (uint32_t k = 0; k < SPLAT_GROUP_COUNT && st == SPLAT_OK; k++) st = splat__scene_gpu_group_init(g, m, "adam", k, err);
+    if (st != SPLAT_OK) splat__scene_gpu_free(g, m);
+    return st;
+}
+
+void splat__moments_of(const uint32_t *words, uint32_t per, uint64_t row, uint32_t width, uint32_t j, float mv[2])
+{
+    if (per == 1) {
+        uint32_t w = words[row * width + j];
+        mv[0] = splat__moment_m(w), mv[1] = splat__moment_v(w);
+    } else {
+        memcpy(&mv[0], &words[2 * row * width + j], 4);
+        memcpy(&mv[1], &words[(2 * row + 1) * width + j], 4);
+    }
+}
+
 static splat_status grads_init(splat_gpu *g, splat_scene_gpu *s, uint32_t rows, splat_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -47,7 +78,7 @@ splat_status splat__model_set(splat_trainer *t, const splat_scene *scene, splat_
     uint32_t cap = scene->count ? scene->count : 1;
     splat_status st = splat__scene_gpu_init(g, &m->params, "params", cap, false, err);
     if (st == SPLAT_OK) st = grads_init(g, &m->grads, cap, err);
-    if (st == SPLAT_OK) st = splat__scene_gpu_init(g, &m->moments, "adam", cap * SPLAT_MOMENT_WORDS, false, err);
+    if (st == SPLAT_OK) st = splat__moments_init(g, &m->moments, cap, err);
     if (st == SPLAT_OK) st = splat__scene_gpu_upload(g, &m->params, scene, err);
     if (st != SPLAT_OK) return st;
     if (t->rb.capacity < cap) {
@@ -114,9 +145,10 @@ splat_status splat__model_nonfinite(splat_trainer *t, uint32_t step, splat_error
     for (uint32_t k = 0; k < SPLAT_GROUP_COUNT && ok; k++) {
         uint32_t w = splat__groups[k].width;
         rows[k] = splat__malloc(n * w * 4 + 4);
-        moms[k] = splat__malloc(n * w * 4 * SPLAT_MOMENT_WORDS + 4);
+        uint64_t mrow = splat__scene_gpu_row_bytes(&t->model.moments, k);
+        moms[k] = splat__malloc(n * mrow + 4);
         ok = rows[k] && moms[k] && splat__buf_download(g, &t->model.params.group[k], 0, rows[k], n * w * 4, NULL) == SPLAT_OK &&
-             splat__buf_download(g, &t->model.moments.group[k], 0, moms[k], n * w * 4 * SPLAT_MOMENT_WORDS, NULL) == SPLAT_OK;
+             splat__buf_download(g, &t->model.moments.group[k], 0, moms[k], n * mrow, NULL) == SPLAT_OK;
         for (uint64_t e = 0; ok && e < n * w && e / w < first; e++)
             if (!isfinite(rows[k][e])) first = e / w;
     }
@@ -126,8 +158,8 @@ splat_status splat__model_nonfinite(splat_trainer *t, uint32_t step, splat_error
         for (uint32_t k = 0; k < SPLAT_GROUP_COUNT; k++) {
             uint32_t w = splat__groups[k].width;
             describe_row(params, sizeof params, splat__groups[k].name, rows[k] + first * w, w);
-            uint32_t mw = moms[k][first * SPLAT_MOMENT_WORDS * w];
-            float pair[2] = {splat__moment_m(mw), splat__moment_v(mw)};
+            float pair[2];
+            splat__moments_of(moms[k], t->model.moments.words[k], first, w, 0, pair);
             describe_row(mv, sizeof mv, splat__groups[k].name, pair, 2);
         }
         snprintf(what, sizeof what, "; Gaussian %llu: %s; Adam m v of the first of each: %s", (unsigned long long)first,

@@ -246,7 +246,7 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
      * wait. The new rows go after the old ones, made from rows nothing has moved yet; then the
      * chunks close the gaps in order (densify_compact). */
     uint64_t grown = (uint64_t)n + r[1] + r[2];
-    if (n > 0 && grown <= p->capacity && SPLAT_MOMENT_WORDS * grown <= m->capacity) {
+    if (n > 0 && grown <= p->capacity && grown <= m->capacity) {
         /* Chunks of 65,536 rows, fewer for a smaller model (the scratch grows with it), and fewer
          * where the memory is full: the chunk's size sets only how many dispatches it takes. */
         uint32_t rows = splat__densify_compact_rows ? splat__densify_compact_rows
@@ -256,7 +256,7 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
             d->compact_rows = 0;
             for (;; rows /= 2) {
                 splat_error tried = {0}; /* err keeps only the failure that ends the refine */
-                st = splat__buf_init(g, &d->compact, "densify.compact", (uint64_t)rows * (1 + SPLAT_MOMENT_WORDS) * SPLAT_PARAM_FLOATS * 4,
+                st = splat__buf_init(g, &d->compact, "densify.compact", (uint64_t)rows * (SPLAT_PARAM_FLOATS + SPLAT_MOMENT_ROW_WORDS) * 4,
                                      SPLAT_MEM_DEVICE, &tried);
                 if (st == SPLAT_OK) break;
                 if (st != SPLAT_ERR_OUT_OF_DEVICE_MEMORY || rows <= 256) return splat__fail(err, st, "%s", tried.msg);
@@ -285,7 +285,7 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
                 splat_compact_push cp = {.n = n, .first = (uint32_t)first, .rows = rows, .phase = phase};
                 /* a thread a word of the chunk's rows */
                 splat__cmd_dispatch_1d(c, &job->pipes->compact, compact, DENSIFY_COMPACT_BINDINGS, &cp, sizeof cp,
-                                       (uint64_t)rows * (1 + SPLAT_MOMENT_WORDS) * SPLAT_PARAM_FLOATS);
+                                       (uint64_t)rows * (SPLAT_PARAM_FLOATS + SPLAT_MOMENT_ROW_WORDS));
                 splat__cmd_barrier(c);
             }
         /* waited for, as the passes below are: callers read and free buffers after a refine */
@@ -314,7 +314,7 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
     uint64_t room = SPLAT_MAX(new_count + new_count / 4, new_count + 2 * (grown - n));
     if (fit == UINT32_MAX || room + (room - new_count) > fit) room = new_count;
     splat_scene_gpu np = {.capacity = room ? (uint32_t)room : 1};
-    splat_scene_gpu nm = {.capacity = SPLAT_MOMENT_WORDS * np.capacity};
+    splat_scene_gpu nm = splat__moments_layout(np.capacity);
     splat_apply_push ap = {.n = n, .seed = job->seed};
     for (size_t k = 0; k < SPLAT_COUNTOF(densify_passes) && st == SPLAT_OK; k++) {
         ap.outputs = passes[k];
@@ -327,7 +327,7 @@ splat_status splat__densify_run(splat_densify_job *job, splat_densify_result *re
                 /* the room is a convenience: without it, from this buffer on (the arrays' capacity
                  * is the smallest of their buffers') */
                 np.capacity = new_count ? (uint32_t)new_count : 1;
-                nm.capacity = SPLAT_MOMENT_WORDS * np.capacity;
+                nm.capacity = np.capacity;
                 st = SPLAT_OK;
                 gi--;
             } else if (st != SPLAT_OK) {

@@ -230,11 +230,12 @@ splat_status splat__mcmc_refine(splat_mcmc_job *job, splat_mcmc_result *res, spl
         splat_scene_gpu *sets[2] = {job->params, job->moments};
         for (uint32_t k = 0; k < 2 * SPLAT_GROUP_COUNT && st == SPLAT_OK; k++) {
             splat_scene_gpu *s = sets[k / SPLAT_GROUP_COUNT];
-            uint32_t gi = k % SPLAT_GROUP_COUNT, per_row = s == job->moments ? SPLAT_MOMENT_WORDS : 1;
-            splat_scene_gpu grown = {.capacity = per_row * rows};
+            uint32_t gi = k % SPLAT_GROUP_COUNT;
+            splat_scene_gpu grown = {.capacity = rows};
+            memcpy(grown.words, s->words, sizeof grown.words);
             st = splat__scene_gpu_group_init(g, &grown, s == job->moments ? "adam" : "params", gi, err);
             if (st != SPLAT_OK) break;
-            uint64_t bytes = (uint64_t)per_row * n * splat__groups[gi].width * 4;
+            uint64_t bytes = n * splat__scene_gpu_row_bytes(s, gi);
             if (bytes) splat__cmd_copy(splat__stream_cmd(job->stream), SPLAT_VIEW_AT(s->group[gi], 0, bytes),
                                        SPLAT_VIEW_AT(grown.group[gi], 0, bytes));
             st = splat__stream_sync(job->stream, SPLAT_SYNC_COMMIT_AND_WAIT, err);
@@ -247,7 +248,7 @@ splat_status splat__mcmc_refine(splat_mcmc_job *job, splat_mcmc_result *res, spl
         }
         if (st != SPLAT_OK) return st; /* the model keeps its rows, in buffers old and new */
         job->params->capacity = rows;
-        job->moments->capacity = SPLAT_MOMENT_WORDS * rows;
+        job->moments->capacity = rows;
     }
     splat_scene_gpu np = *job->params, nm = *job->moments;
     splat_cmd *c = splat__stream_cmd(job->stream);

@@ -155,8 +155,8 @@ typedef struct splat_model {
     uint32_t count;                           /* Gaussians */
     splat_scene_gpu params;
     splat_scene_gpu grads;                    /* SH: project_bwd's SH records (splat__grad_width) */
-    splat_scene_gpu moments;                  /* Adam m and v: SPLAT_MOMENT_WORDS rows per Gaussian, a word
-                                                 per parameter float (train_types.h) */
+    splat_scene_gpu moments;                  /* Adam m and v: SPLAT_MOMENT_WORDS words a parameter float
+                                                 of each group (train_types.h; splat__moments_layout) */
     /* where the device's free memory stopped the growth: the count it allowed at the latest refine
      * it bound, and the step it first did (0: never) */
     uint32_t memory_cap, memory_cap_step;
@@ -293,6 +293,13 @@ splat_status splat__model_set(splat_trainer *t, const splat_scene *scene, splat_
  * render buffers): after a strategy changed the count. */
 splat_status splat__model_fit(splat_trainer *t, splat_error *err);
 void splat__model_free(splat_gpu *g, splat_model *m);
+/* Adam's moments of `rows` Gaussians as train_types.h lays them out (each group's `words`, no
+ * buffers yet: for code that allocates them a group at a time), and allocated. */
+splat_scene_gpu splat__moments_layout(uint32_t rows);
+splat_status splat__moments_init(splat_gpu *g, splat_scene_gpu *m, uint32_t rows, splat_error *err);
+/* Element j of row `row`'s m and v from a group's moments as stored, `per` words a float (1: the
+ * packed word, 2: float m and v), `width` floats a row. */
+void splat__moments_of(const uint32_t *words, uint32_t per, uint64_t row, uint32_t width, uint32_t j, float mv[2]);
 /* Floats per Gaussian of group k of the model's gradients: the group's width, but the SH group
  * holds project_bwd's SH records (SPLAT_BWD_SH_RECORD), which Adam turns into the gradients. */
 uint32_t splat__grad_width(uint32_t k);
