@@ -186,8 +186,11 @@ mut reset_no_min shaders/opacity_reset.comp train_ \
     'opacities[i] = min(opacities[i], logit_001);' \
     'opacities[i] = logit_001;'
 mut reset_keeps_moment shaders/opacity_reset.comp train_ \
-    'for (uint k = 0u; k < SPLAT_MOMENT_WORDS; k++) mv_opac[SPLAT_MOMENT_WORDS * i + k] = 0u;' \
+    'for (uint k = 0u; k < WORDS; k++) mv_opac[WORDS * i + k] = 0u;' \
     ''
+mut reset_first_word_only shaders/opacity_reset.comp train_ \
+    'for (uint k = 0u; k < WORDS; k++) mv_opac[WORDS * i + k] = 0u;' \
+    'for (uint k = 0u; k < 1u; k++) mv_opac[WORDS * i + k] = 0u;'
 mut aa_no_sqrt shaders/render_common.glsl raster_ \
     'float aa_compensation(float ratio) { return sqrt(max(ratio, MIN_COMP2)); }' \
     'float aa_compensation(float ratio) { return max(ratio, MIN_COMP2); }'
@@ -227,15 +230,30 @@ mut moment_v_unpacked_shift shaders/moments.glsl train_ \
 mut moment_v_host_shift src/train/train.h train_moment_words_host \
     'uint32_t u = (w >> SPLAT_MOMENT_M_BITS) << (SPLAT_MOMENT_M_BITS - 1);' \
     'uint32_t u = (w >> SPLAT_MOMENT_M_BITS) << SPLAT_MOMENT_M_BITS;'
+mut adam_float_v_as_m shaders/adam.comp train_adam \
+    'm_##name[mi + uint(width)] = floatBitsToUint(v);' \
+    'm_##name[mi + uint(width)] = floatBitsToUint(m);'
+mut adam_float_rows_single shaders/adam.comp train_adam \
+    'uint mi = 2u * gi * uint(width) + k;' \
+    'uint mi = gi * uint(width) + k;'
+mut moments_layout_one_word src/train/model.c train_adam \
+    'm.words[k] = (uint8_t)SPLAT_MOMENT_WORDS(splat__groups[k].flags);' \
+    'm.words[k] = (uint8_t)1;'
 mut moment_word_group shaders/adam.comp train_adam \
     'moment_pack(m, v, pcg_hash(pcg_hash(h_step ^ e) ^ (SPLAT_MOMENT_RNG_K + 4u * i)));' \
     'moment_pack(m, v, pcg_hash(pcg_hash(h_step ^ e) ^ SPLAT_MOMENT_RNG_K));'
 mut moment_word_sh_lane shaders/adam.comp train_adam \
     'mw[j] = moment_pack(mj, vj, pcg_hash(h_quad ^ (SPLAT_MOMENT_RNG_K + 4u * SPLAT_GROUP_SH + j)));' \
     'mw[j] = moment_pack(mj, vj, pcg_hash(h_quad ^ (SPLAT_MOMENT_RNG_K + 4u * SPLAT_GROUP_SH)));'
-mut ckpt_v1_v_from_m src/train/checkpoint.c cli_checkpoint_version1 \
-    'moment_pack_nearest(mv[2 * i * w + j], mv[(2 * i + 1) * w + j]);' \
-    'moment_pack_nearest(mv[2 * i * w + j], mv[2 * i * w + j]);'
+mut ckpt_v1_v_from_m src/train/checkpoint.c cli_checkpoint_older_versions \
+    'if (to == 1) out[i * w + j] = moment_pack_nearest(mv[0], mv[1]);' \
+    'if (to == 1) out[i * w + j] = moment_pack_nearest(mv[0], mv[0]);'
+mut ckpt_v2_v_from_m src/train/checkpoint.c cli_checkpoint_older_versions \
+    'else memcpy(&out[2 * i * w + j], &mv[0], 4), memcpy(&out[(2 * i + 1) * w + j], &mv[1], 4);' \
+    'else memcpy(&out[2 * i * w + j], &mv[0], 4), memcpy(&out[(2 * i + 1) * w + j], &mv[0], 4);'
+mut ckpt_layout_not_converted src/train/checkpoint.c cli_checkpoint_older_versions \
+    'if (s && from && from != t->model.moments.words[g]) {' \
+    'if (s && from && from != t->model.moments.words[g] && false) {'
 mut adam_sh_record_channel shaders/adam.comp train_ \
     'return g_sh[b + coeff] * g_sh[b + SPLAT_SH_RECORD_D_RAW + (k - 3u * coeff)];' \
     'return g_sh[b + coeff] * g_sh[b + SPLAT_SH_RECORD_D_RAW];'
@@ -282,7 +300,7 @@ mut compact_scatter_short shaders/densify_compact.comp train_densify \
     'uint count = final_row(last) - base; //' \
     'uint count = final_row(last) - base - 1u; //'
 mut compact_moment_words_short shaders/densify_compact.comp train_densify \
-    'move_element(mv_##name, SPLAT_MOMENT_WORDS * uint(width), e, seg);' \
+    'move_element(mv_##name, SPLAT_MOMENT_WORDS(flags) * uint(width), e, seg);' \
     'move_element(mv_##name, uint(width) - 1u, e, seg);'
 mut compact_segment_overlap shaders/densify_compact.comp train_densify \
     'e -= pc.rows * uint(width), seg += pc.rows * uint(width);' \
@@ -297,8 +315,8 @@ mut densify_in_place_chunk_skipped src/train/strategy_default.c train_densify \
     '        for (uint64_t first = 0; first < grown; first += rows)' \
     '        for (uint64_t first = 0; first < grown; first += rows + 1)'
 mut densify_in_place_too_full src/train/strategy_default.c train_densify \
-    '    if (n > 0 && grown <= p->capacity && SPLAT_MOMENT_WORDS * grown <= m->capacity) {' \
-    '    if (n > 0 && new_count <= p->capacity && SPLAT_MOMENT_WORDS * new_count <= m->capacity) {'
+    '    if (n > 0 && grown <= p->capacity && grown <= m->capacity) {' \
+    '    if (n > 0 && new_count <= p->capacity && new_count <= m->capacity) {'
 mut compact_new_rows_shifted shaders/densify_compact.comp cli_train_refine_in_place \
     'uint final_row(uint i) { return i < pc.n ? off_keep[i] : total_keep + (i - pc.n); }' \
     'uint final_row(uint i) { return i < pc.n ? off_keep[i] : total_keep + (i - pc.n) / 2u; }'

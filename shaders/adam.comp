@@ -3,10 +3,10 @@
 // element, and per 16-byte quad of the SH rows (81 % of the bytes, moved with a quarter of the
 // loads), so that neighbouring threads touch neighbouring memory: the groups of core/params.h
 // are laid end to end (means 3N, log-scales 3N, quaternions 4N, opacities N, SH 12N quads) and
-// each thread finds its group by range. The SH group's moments are a word per element, [N][width]
-// like the parameters (train_types.h, SPLAT_MOMENT_WORDS): the step runs in float on the unpacked
-// m and v, which are then stored rounded stochastically to 16 bits each (moments.glsl); the other
-// groups' are float m and v.
+// each thread finds its group by range. Moments are a word per element, [N][width] like the
+// parameters (train_types.h, SPLAT_MOMENT_WORDS): the step runs in float on the unpacked m and v,
+// which are then stored rounded stochastically to 16 bits each (moments.glsl); a group flagged
+// SPLAT_GROUP_FLAG_FLOAT_MOMENTS (the means and the opacities) keeps them as floats.
 // SH coefficients above the active degree have zero gradients and zero moments, so skipping
 // them changes nothing. Selective (gsplat's visible_adam): a Gaussian the step culled keeps its
 // parameters and its moments. With SH_RECORD (training's pipeline) the SH gradients come as
@@ -28,12 +28,12 @@ layout(constant_id = 0) const uint SH_RECORD = 0u;
 
 layout(std430, binding = ADAM_SLOTS) readonly buffer Slots { splat_train_slot slots[]; };
 layout(std430, binding = ADAM_GATE) buffer Gate { uint gate; uint params_bad; };  // SPLAT_GATE_BYTES
-// Per group: parameters [N,width], gradients [N,width], moments [N,2,width] as float m and v (the
-// SH group's, a word each, by quads below: train_types.h).
+// Per group: parameters [N,width], gradients [N,width], moments [N,width] words or [N,2,width]
+// float m and v (train_types.h; the SH group's words by quads, below).
 #define DECLARE(i, name, NAME, width, head, LRH, LRR, flags)                                \
     layout(std430, binding = ADAM_PARAMS + i) buffer P_##name { float p_##name[]; };               \
     layout(std430, binding = ADAM_GRADS + i) readonly buffer G_##name { float g_##name[]; };       \
-    layout(std430, binding = ADAM_MOMENTS + i) buffer M_##name { float m_##name[]; };
+    layout(std430, binding = ADAM_MOMENTS + i) buffer M_##name { uint m_##name[]; };
 SPLAT_PARAM_GROUPS(DECLARE)
 // The SH group again, by quads (sh_quad).
 const uint SH_QUADS = 12u; // a row's 48 floats
@@ -71,13 +71,19 @@ float step_one(float p, float g, inout float m, inout float v, float step_size, 
             uint gi = e / uint(width), k = e - gi * uint(width);                                   \
             if (selective && radii[gi].x == 0.0) return;                                           \
             float lr = (head == width || k < uint(head)) ? slots[pc.slot].lr_head[i] : slots[pc.slot].lr_rest[i]; \
-            uint mi = 2u * gi * uint(width) + k; /* row gi's m, then its v */                      \
-            float m = m_##name[mi], v = m_##name[mi + uint(width)];                                \
+            bool fm = (flags & SPLAT_GROUP_FLAG_FLOAT_MOMENTS) != 0u;                              \
+            uint mi = 2u * gi * uint(width) + k; /* float moments: row gi's m, then its v */       \
+            float m = fm ? uintBitsToFloat(m_##name[mi]) : moment_m(m_##name[e]);                  \
+            float v = fm ? uintBitsToFloat(m_##name[mi + uint(width)]) : moment_v(m_##name[e]);    \
             float np = step_one(p_##name[e], g_##name[e], m, v, lr / bias1, bias2);                \
             if (isnan(np) || isinf(np)) atomicOr(params_bad, 1u);                                  \
             p_##name[e] = np;                                                                      \
-            m_##name[mi] = m;                                                                      \
-            m_##name[mi + uint(width)] = v;                                                        \
+            if (fm) {                                                                              \
+                m_##name[mi] = floatBitsToUint(m);                                                 \
+                m_##name[mi + uint(width)] = floatBitsToUint(v);                                   \
+            } else {                                                                               \
+                m_##name[e] = moment_pack(m, v, pcg_hash(pcg_hash(h_step ^ e) ^ (SPLAT_MOMENT_RNG_K + 4u * i))); \
+            }                                                                                      \
             return;                                                                                \
         }                                                                                          \
         e -= uint(width) * n;                                                                      \

@@ -1,5 +1,5 @@
-// Adam's moments of the SH group in one word (train_types.h, SPLAT_MOMENT_WORDS; docs/TRAIN.md,
-// "Adam's moments in 16 bits"). Rounding is stochastic so that v's decay by 0.999 a step, smaller than half of its
+// Adam's moments in one word (train_types.h, SPLAT_MOMENT_WORDS; docs/TRAIN.md, "Adam's moments in
+// 16 bits"). Rounding is stochastic so that v's decay by 0.999 a step, smaller than half of its
 // 16-bit spacing, still happens in expectation; bf16 rounded to nearest would keep v from ever
 // falling. Each half is the float's bits cut below the kept ones after adding `r` there, so it
 // rounds away from zero with probability (the cut bits) / (their range). Past the largest float

@@ -17,22 +17,23 @@
 #define SPLAT_ADAM_B1 0.9
 #define SPLAT_ADAM_B2 0.999
 #define SPLAT_ADAM_EPS 1e-15
-/* Adam's moments (docs/TRAIN.md, "Adam's moments in 16 bits"). The SH group's: one 32-bit word
- * per parameter float, [rows][width] like the parameters. m takes its low SPLAT_MOMENT_M_BITS
- * bits, the top M of its float (sign, 8 exponent bits, M - 9 of mantissa: a bfloat16 at 16); v
- * (never negative) the high 32 - M, its float's bits 30 down to M - 1 (8 exponent bits, 24 - M of
- * mantissa). Each is rounded stochastically by the word rng_word(step, q, SPLAT_MOMENT_RNG_K + 4
- * group + j) (rng.glsl; step 0-based), q the index of the element's quad (4 q + j the element's,
- * j < 4): its low 32 - M bits decide m's rounding, the M - 1 above them v's. Every other group's:
- * float m and v, two words a parameter float, [rows][2][width] (a row's m, then its v). The SH
- * is 48 of a Gaussian's 59 floats; the four small groups' rounding, not the SH's, was what beer
- * at 30,000 steps lost (docs/PERFORMANCE.md, "Which group's moments beer feels"). A zero word is
- * zero moments in either layout, so zeroing and moving moments is zeroing and moving words.
- * SPLAT_MOMENT_WORDS(flags): words a parameter float of a group with those flags (core/params.h);
+/* Adam's moments (docs/TRAIN.md, "Adam's moments in 16 bits"). A group flagged
+ * SPLAT_GROUP_FLAG_FLOAT_MOMENTS (core/params.h: the means and the opacities) keeps float m and v,
+ * two words a parameter float, [rows][2][width] (a row's m, then its v): rounding theirs cost beer
+ * at 30,000 steps a quarter of a dB (docs/PERFORMANCE.md, "Which group's moments beer feels").
+ * Every other group's: one 32-bit word per parameter float, [rows][width] like the parameters. m
+ * takes its low SPLAT_MOMENT_M_BITS bits, the top M of its float (sign, 8 exponent bits, M - 9 of
+ * mantissa: a bfloat16 at 16); v (never negative) the high 32 - M, its float's bits 30 down to
+ * M - 1 (8 exponent bits, 24 - M of mantissa). Each is rounded stochastically by the word
+ * rng_word(step, i, SPLAT_MOMENT_RNG_K + 4 group + j) (rng.glsl; step 0-based), i the element's
+ * index in its group and j = 0, or in the SH group i the index of its quad (4 i + j the
+ * element's, j < 4): its low 32 - M bits decide m's rounding, the M - 1 above them v's. A zero
+ * word is zero moments in either layout, so zeroing and moving moments is zeroing and moving
+ * words. SPLAT_MOMENT_WORDS(flags): words a parameter float of a group with those flags;
  * SPLAT_MOMENT_ROW_WORDS: a Gaussian's words over all groups (model.c checks it against the
  * table). M is one number so that another split of the word is one change (from 10 to 23). */
-#define SPLAT_MOMENT_WORDS(flags) ((((flags) & SPLAT_GROUP_FLAG_SH) != 0u) ? 1u : 2u)
-#define SPLAT_MOMENT_ROW_WORDS 70u
+#define SPLAT_MOMENT_WORDS(flags) ((((flags) & SPLAT_GROUP_FLAG_FLOAT_MOMENTS) != 0u) ? 2u : 1u)
+#define SPLAT_MOMENT_ROW_WORDS 63u
 #define SPLAT_MOMENT_M_BITS 16u
 #define SPLAT_MOMENT_RNG_K 16u
 

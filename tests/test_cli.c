@@ -374,7 +374,8 @@ SPLAT_TEST(cli_empty_scene)
 }
 
 /* A checkpoint's moments in the layout of `version` (1: every group's float rows m, v
- * [n][2][width]; 2: every group's words; 3: the SH group's words, the others' float rows), made
+ * [n][2][width]; 2: every group's words; 3: float rows for the groups flagged
+ * SPLAT_GROUP_FLAG_FLOAT_MOMENTS, words for the others), made
  * here from a version 3 checkpoint's sections: words unpacked exactly, float rows packed by
  * truncation (any word will do: `trunc` then also replaces the float rows of a version 3 with the
  * words' values, so that a version 2 and that version 3 hold the same moments). */
@@ -386,8 +387,8 @@ static void ckpt_moments_as(splat_section *secs, uint32_t n_sec, uint32_t versio
             char name[40];
             snprintf(name, sizeof name, "adam.%s", splat__groups[g].name);
             if (strcmp(secs[k].name, name) != 0) continue;
-            bool sh = splat__groups[g].flags & SPLAT_GROUP_FLAG_SH, words_in = sh;
-            bool words_out = version == 2 || (version == 3 && sh);
+            bool words_in = !(splat__groups[g].flags & SPLAT_GROUP_FLAG_FLOAT_MOMENTS);
+            bool words_out = version == 2 || (version == 3 && words_in);
             uint64_t w = splat__groups[g].width, rows = secs[k].size / 4 / w / (words_in ? 1 : 2);
             const uint32_t *in = secs[k].data;
             uint32_t *out = malloc(rows * w * 8 + 8);
@@ -415,7 +416,7 @@ static void ckpt_moments_as(splat_section *secs, uint32_t n_sec, uint32_t versio
  * group whose layout differs). Made here from a version 3 checkpoint (ckpt_moments_as): a version
  * 1 holds the same moments as it, so both resumes (10 steps further, refines among them) must
  * write the same PLY to the bit (the resume packs version 1's SH rows back to the same words); a
- * version 2 holds the small groups' moments cut to words, so its resume must write the PLY of a
+ * version 2 holds the float groups' moments cut to words, so its resume must write the PLY of a
  * version 3 whose float rows hold those words' values. */
 SPLAT_TEST(cli_checkpoint_older_versions)
 {

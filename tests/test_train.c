@@ -183,11 +183,10 @@ static void moments_make(splat_gpu *g, splat_scene_gpu *m, uint32_t room, uint32
 /* One Adam step on random parameters, gradients and moments against the reference, behind a
  * closed gate first (nothing moves). selective: a random half of the rows is culled (radius 0)
  * and must keep its parameters and moments bit for bit. The moments as stored (train_types.h):
- * the float m and v of the four small groups within T_TOL_OPTIM of the terms that made them; the
- * SH group's words the reference's rounding of its exact ones by the reference's
- * word (splat__ref_moments_round), to the bit, except where the float computation lands nearer a
- * rounding threshold than its own error: there either neighbour passes, and the test counts them
- * (a few in a million). */
+ * float m and v (means, opacities) within T_TOL_OPTIM of the terms that made them; words the
+ * reference's rounding of its exact ones by the reference's word (splat__ref_moments_round), to
+ * the bit, except where the float computation lands nearer a rounding threshold than its own
+ * error: there either neighbour passes, and the test counts them (a few in a million). */
 static void adam_case(bool selective)
 {
     kfix f;

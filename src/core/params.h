@@ -16,7 +16,10 @@
  *   flags    SPLAT_GROUP_FLAG_SCENE_LR: the learning rate is scaled by the scene scale and decays to
  *            1 % over the run; SPLAT_GROUP_FLAG_SH: rows are 16 coefficients x 3 channels, stored as
  *            half floats where a render asks (sh_half), and Adam leaves coefficients above the
- *            active degree alone (their gradients and moments are zero)
+ *            active degree alone (their gradients and moments are zero);
+ *            SPLAT_GROUP_FLAG_FLOAT_MOMENTS: Adam's moments as float m and v, not a word
+ *            (shaders/train_types.h). Several flags are one parenthesised expression: the shaders
+ *            test `flags & ...` inside macros
  *
  * Adding a group: a row here (and the two numbers below it), its member in splat_scene (include/splatc.h), and the shaders
  * that read it; everything that only stores, moves or optimises parameters follows from the
@@ -26,12 +29,13 @@
 
 #define SPLAT_GROUP_FLAG_SCENE_LR 1u
 #define SPLAT_GROUP_FLAG_SH 2u
+#define SPLAT_GROUP_FLAG_FLOAT_MOMENTS 4u
 
 #define SPLAT_PARAM_GROUPS(X)                                           \
-    X(0, means, MEANS, 3, 3, 1.6e-4, 0.0, SPLAT_GROUP_FLAG_SCENE_LR)         \
+    X(0, means, MEANS, 3, 3, 1.6e-4, 0.0, (SPLAT_GROUP_FLAG_SCENE_LR | SPLAT_GROUP_FLAG_FLOAT_MOMENTS)) \
     X(1, log_scales, LOG_SCALES, 3, 3, 5e-3f, 0.0, 0u)                  \
     X(2, quats, QUATS, 4, 4, 1e-3f, 0.0, 0u)                            \
-    X(3, opacities, OPACITIES, 1, 1, 5e-2f, 0.0, 0u)                    \
+    X(3, opacities, OPACITIES, 1, 1, 5e-2f, 0.0, SPLAT_GROUP_FLAG_FLOAT_MOMENTS) \
     X(4, sh, SH, 48, 3, 2.5e-3f, (2.5e-3f / 20.0f), SPLAT_GROUP_FLAG_SH)
 
 /* How many groups, and how many floats a Gaussian has in all of them: numbers, not sums over the

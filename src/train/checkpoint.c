@@ -32,8 +32,9 @@ typedef struct ckpt_meta {
     uint64_t seed;
 } ckpt_meta;
 
-/* 3: Adam's moments as the model holds them (train_types.h): the SH group's a word per parameter
- * float, the others' float m and v rows, [n][2][width]. 2 held every group's as words, 1 every
+/* 3: Adam's moments as the model holds them (train_types.h): float m and v rows, [n][2][width],
+ * for the groups flagged SPLAT_GROUP_FLAG_FLOAT_MOMENTS, a word per parameter float for the
+ * others. 2 held every group's as words, 1 every
  * group's as float rows; a resume converts each group whose layout differs (file_words): words
  * unpacked exactly, float rows packed rounded to nearest. */
 #define CKPT_VERSION 3
