@@ -405,6 +405,9 @@ mut progress_end_rate_zero src/train/ring.c train_progress_reports \
 mut view_paced src/view/server.c view_ws_unpaced \
     '    unpaced(v, wsi);' \
     '    (void)unpaced;'
+mut mcmc_grown_words_dropped src/train/strategy_mcmc.c train_mcmc \
+    'memcpy(grown.words, s->words, sizeof grown.words);' \
+    '(void)0;'
 mut memory_fit_needs_rb src/train/growth.c train_mcmc_refine_vs_ref \
     '    const splat_render_bufs *rb = ctx->rb ? ctx->rb : &none;' \
     '    const splat_render_bufs *rb = ctx->rb; (void)none;'
