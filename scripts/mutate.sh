@@ -408,6 +408,15 @@ mut view_paced src/view/server.c view_ws_unpaced \
 mut mcmc_grown_words_dropped src/train/strategy_mcmc.c train_mcmc \
     'memcpy(grown.words, s->words, sizeof grown.words);' \
     '(void)0;'
+mut mcmc_relocate_zeroes_m_only shaders/mcmc_relocate.comp train_mcmc \
+    'for (uint k = 0u; k < SPLAT_MOMENT_WORDS(flags) * uint(width); k++) m_##name[SPLAT_MOMENT_WORDS(flags) * uint(width) * i + k] = 0u;' \
+    'for (uint k = 0u; k < uint(width); k++) m_##name[SPLAT_MOMENT_WORDS(flags) * uint(width) * i + k] = 0u;'
+mut mcmc_move_zeroes_m_only shaders/mcmc_move.comp train_mcmc \
+    'for (uint k = 0u; k < SPLAT_MOMENT_WORDS(flags) * uint(width); k++) m_##name[SPLAT_MOMENT_WORDS(flags) * uint(width) * dst + k] = 0u;' \
+    'for (uint k = 0u; k < uint(width); k++) m_##name[SPLAT_MOMENT_WORDS(flags) * uint(width) * dst + k] = 0u;'
+mut densify_apply_moves_m_only shaders/densify_apply.comp train_densify \
+    'for (uint k = 0u; k < SPLAT_MOMENT_WORDS(flags) * uint(width); k++)' \
+    'for (uint k = 0u; k < uint(width); k++)'
 mut memory_fit_needs_rb src/train/growth.c train_mcmc_refine_vs_ref \
     '    const splat_render_bufs *rb = ctx->rb ? ctx->rb : &none;' \
     '    const splat_render_bufs *rb = ctx->rb; (void)none;'
