@@ -417,6 +417,9 @@ mut mcmc_move_zeroes_m_only shaders/mcmc_move.comp train_mcmc \
 mut densify_apply_moves_m_only shaders/densify_apply.comp train_densify \
     'for (uint k = 0u; k < SPLAT_MOMENT_WORDS(flags) * uint(width); k++)' \
     'for (uint k = 0u; k < uint(width); k++)'
+mut moments_of_v_from_m_row src/train/model.c cli_checkpoint_older_versions \
+    'memcpy(&mv[1], &words[(2 * row + 1) * width + j], 4);' \
+    'memcpy(&mv[1], &words[2 * row * width + j], 4);'
 mut memory_fit_needs_rb src/train/growth.c train_mcmc_refine_vs_ref \
     '    const splat_render_bufs *rb = ctx->rb ? ctx->rb : &none;' \
     '    const splat_render_bufs *rb = ctx->rb; (void)none;'

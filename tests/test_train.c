@@ -166,6 +166,20 @@ static double word_v(uint32_t w)
     return f;
 }
 
+/* Element j of row i's m and v as train_types.h stores them, read without the trainer's helpers:
+ * per 1, the word; per 2, float rows [n][2][w] (row i's m, then its v). */
+static void stored_mv(const uint32_t *words, uint32_t per, uint64_t i, uint32_t w, uint32_t j, double mv[2])
+{
+    if (per == 1) {
+        mv[0] = word_m(words[i * w + j]), mv[1] = word_v(words[i * w + j]);
+        return;
+    }
+    float f[2];
+    memcpy(&f[0], &words[2 * i * w + j], 4);
+    memcpy(&f[1], &words[2 * i * w + w + j], 4);
+    mv[0] = f[0], mv[1] = f[1];
+}
+
 /* Adam's moments of `room` rows, laid out as the model lays them out (splat__moments_init), rows
  * [0, n) from words[g] (rows of splat__scene_gpu_row_bytes), or zero where words is NULL. */
 static void moments_make(splat_gpu *g, splat_scene_gpu *m, uint32_t room, uint32_t n, uint32_t *const *words)
@@ -260,9 +274,9 @@ static void adam_case(bool selective)
                 for (uint64_t i = 0; i < n; i++)
                     for (uint32_t j = 0; j < w; j++) {
                         uint64_t pi = i * w + j;
-                        float was[2], got[2];
-                        splat__moments_of(mv[k], per, i, w, j, was);
-                        splat__moments_of(gm, per, i, w, j, got);
+                        double was[2], got[2];
+                        stored_mv(mv[k], per, i, w, j, was);
+                        stored_mv(gm, per, i, w, j, got);
                         /* SH rows: coefficients above the degree untouched */
                         bool active = !(gi->flags & SPLAT_GROUP_FLAG_SH) || j / 3 < (degree + 1) * (degree + 1);
                         /* selective: rows the step culled untouched */
