@@ -159,7 +159,7 @@ static bool out_names_free(const char *dir, const char *const *names)
     for (const char *const *n = names; n && *n; n++) {
         size_t len = strlen(*n);
         bool folder = len && (*n)[len - 1] == '/';
-        char path[1300];
+        char path[1400]; /* out_open's folder (under 1100) and a render's name (under 300) */
         snprintf(path, sizeof path, "%s/%.*s", dir, (int)(folder ? len - 1 : len), *n);
         struct stat st;
         if ((folder ? stat(path, &st) : lstat(path, &st)) != 0) continue;
