@@ -85,7 +85,10 @@ def main(argv=None):
     if not cams:
         sys.exit(f"{args.cameras}: no cameras")
     if args.views:
-        views = [int(v) for v in args.views.split(",")]
+        try:
+            views = [int(v) for v in args.views.split(",")]
+        except ValueError:
+            sys.exit(f"--views: {args.views!r} is not a comma list of camera indices")
         bad = [v for v in views if not 0 <= v < len(cams)]
         if bad:
             sys.exit(f"--views: {bad} not in 0..{len(cams) - 1}")
@@ -96,9 +99,12 @@ def main(argv=None):
           f"{', opacities capped at 0.35' if args.faint else ''}; splatc {splatc.version()}")
 
     if not args.splatc_only:
-        import torch
-        from gsplat.rendering import rasterization
-        import gsplat
+        try:
+            import torch
+            import gsplat
+            from gsplat.rendering import rasterization
+        except ImportError as e:
+            sys.exit(f"gsplat's side needs torch and gsplat's extension ({e}); --splatc-only runs without them")
 
         print(f"gsplat {gsplat.__version__}, torch {torch.__version__}, {torch.cuda.get_device_name()}")
         dev = torch.device("cuda")
@@ -139,4 +145,9 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except Exception as e:  # splatc.Error names the file and the problem; no traceback for bad input
+        if type(e).__module__ != "splatc":
+            raise
+        sys.exit(f"raster_vs_gsplat: {e}")
