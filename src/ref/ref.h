@@ -33,7 +33,7 @@
  * guard-band clamp counts as inside at equality (d tx / d p.x = 1), the colour clamp passes the
  * gradient at raw == 0 (torch.clamp_min), so does the compensation's floor at det0 / det ==
  * MIN_COMPENSATION^2 (torch.clamp), and alpha_i exp(-sigma) == ALPHA_MAX counts as
- * unclamped (gsplat's `opac * vis <= 0.999f`). */
+ * unclamped (earlier gsplat releases' `opac * vis <= 0.999f`; 1.6.0 clamps at 0.99). */
 #define SPLAT_REF_BORDER 1e-4
 
 /* mean2d in float32 is off by up to gamma_4 of the camera-space sums (2^-24 units times the
