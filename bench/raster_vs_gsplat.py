@@ -22,10 +22,11 @@ both are nonzero (against at least a thousandth of the group's RMS Gaussian: a g
 zero but for rounding, as an isotropic Gaussian's rotation's, is not divided by its rounding), and
 how many Gaussians only one library gives a gradient (culled by the other, or exactly zero in one).
 
-A known difference (docs/RASTER.md 1.7; docs/TRAIN.md, the side-by-side table's tile extent):
-splatc's tiles end at 3 sigma, gsplat's at 3.33, for Gaussians of opacity above e^4.5/255 (0.353),
-so their fringes differ in the forward by up to alpha e^-4.5. --faint caps every opacity at 0.35,
-where both extents are the alpha threshold's: what differs then is not the extent.
+Two known differences (docs/TRAIN.md, the side-by-side table): splatc's tiles end at 3 sigma,
+gsplat's at the 1/255 level (its 3.33-sigma cap never binds), which differ for Gaussians of
+opacity above e^4.5/255 (0.353), whose fringes then differ by up to alpha e^-4.5; and splatc clamps
+alpha at 0.999, gsplat 1.6.0 at 0.99, which only opacities above 0.99 reach. --faint caps every
+opacity at 0.35, where neither can differ.
 
 Needs numpy, torch with CUDA and gsplat's extension (the device machine, with the kit
 ../shared/tools/gsplat-bench built), and libsplatc. A measuring tool, not a test.
@@ -40,7 +41,10 @@ min(MAX_ALPHA, o exp(-sigma)) with gsplat's own MAX_ALPHA (its _constants.py), s
 transmittance to 1e-4 or below (--max-alpha A clamps at A instead: splatc's 0.999 sets the
 clamps' difference aside). It covers every pixel where alpha reaches 1/255: that is
 gsplat's coverage too, whose tiles end at min(3.33 sigma, the 1/255 level) and 3.33 sigma is
-the 1/255 level of an opacity of 1.003, so the cap never binds. --sh-noise S adds N(0, S) (from
+the 1/255 level of an opacity of 1.003, so the cap never binds. --sigma-cap 3 covers splatc's
+tiles instead (docs/RASTER.md 1.7-1.8: the tiles whose pixel centres meet the ellipse at
+min(3 sigma, the 1/255 level), every pixel of them): with --max-alpha 0.999 the reference then
+renders what splatc renders, opaque Gaussians included. --sh-noise S adds N(0, S) (from
 the seed) to the SH coefficients above the DC, so that a young scene, whose are zero, exercises
 the view-dependent colour and its gradient to the means.
 """
@@ -69,6 +73,8 @@ def parse_args(argv=None):
                    help="gsplat's pure-torch reference from a gsplat source tree, float64 on the CPU, not its CUDA")
     p.add_argument("--max-alpha", type=float, default=None, metavar="A",
                    help="--torch-reference's alpha clamp (default: gsplat's MAX_ALPHA; splatc's is 0.999)")
+    p.add_argument("--sigma-cap", type=float, default=None, metavar="S",
+                   help="--torch-reference's coverage: splatc's tiles at S sigma (its 3), not gsplat's 1/255 level")
     p.add_argument("--downscale", type=float, default=1.0, metavar="F",
                    help="divide each camera's size and intrinsics by F (default 1): the same view, fewer pixels")
     p.add_argument("--sh-noise", type=float, default=0.0, metavar="S",
@@ -129,7 +135,58 @@ def segment_starts(px):
     return np.repeat(start, np.diff(np.r_[start, len(px)]))
 
 
-def render_torch_reference(ti, torch, raw, cam, degree, mode, amax):
+def rectangles(ids, x0, x1, y0, y1, W):
+    """Every (id, pixel) of the rectangles [x0, x1) x [y0, y1), one per id."""
+    bw, area = x1 - x0, (x1 - x0) * (y1 - y0)
+    if area.sum() > MAX_CANDIDATES:
+        sys.exit(f"{area.sum():,} (Gaussian, pixel) candidates in a view {W} wide, more than --torch-reference "
+                 f"takes ({MAX_CANDIDATES:,}): try --downscale 2 or more")
+    k = np.arange(area.sum()) - np.repeat(np.cumsum(area) - area, area)  # the index within the rectangle
+    rep = lambda a: np.repeat(a, area)  # noqa: E731
+    return rep(ids), (rep(y0) + k // rep(bw)) * W + rep(x0) + k % rep(bw)
+
+
+def min_over_rect(a, b, c, dx0, dx1, dy0, dy1):
+    """The least of 0.5 (a dx^2 + c dy^2) + b dx dy over [dx0, dx1] x [dy0, dy1] (a convex form):
+    0 where the rectangle holds the origin, else the least of its edges' minima."""
+    q = lambda dx, dy: 0.5 * (a * dx * dx + c * dy * dy) + b * dx * dy  # noqa: E731
+    best = np.where((dx0 <= 0) & (dx1 >= 0) & (dy0 <= 0) & (dy1 >= 0), 0.0, np.inf)
+    for ex in (dx0, dx1):
+        best = np.minimum(best, q(ex, np.clip(-b * ex / c, dy0, dy1)))
+    for ey in (dy0, dy1):
+        best = np.minimum(best, q(np.clip(-b * ey / a, dx0, dx1), ey))
+    return best
+
+
+def candidate_pairs(m2, cn, live, level, W, H, sigma_cap):
+    """The (Gaussian, pixel) pairs a pixel may blend. sigma_cap None: every pixel of the box of
+    the 1/255 ellipse (gsplat's coverage). Else splatc's tiles (docs/RASTER.md 1.7-1.8): the
+    16x16 tiles whose rectangle of pixel centres meets the ellipse at min(level, cap^2 / 2), and
+    every pixel of them."""
+    det = cn[:, 0] * cn[:, 2] - cn[:, 1] ** 2
+    tau = level if sigma_cap is None else np.minimum(level, 0.5 * sigma_cap ** 2)
+    rx, ry = np.sqrt(2 * tau * cn[:, 2] / det), np.sqrt(2 * tau * cn[:, 0] / det)
+    if sigma_cap is None:
+        x0, x1 = (np.clip(f, 0, W).astype(np.int64) for f in (np.floor(m2[:, 0] - rx), np.ceil(m2[:, 0] + rx)))
+        y0, y1 = (np.clip(f, 0, H).astype(np.int64) for f in (np.floor(m2[:, 1] - ry), np.ceil(m2[:, 1] + ry)))
+        ids = np.nonzero(live & (x1 > x0) & (y1 > y0))[0]
+        return rectangles(ids, x0[ids], x1[ids], y0[ids], y1[ids], W)
+    tw, th = -(-W // 16), -(-H // 16)
+    t0 = lambda v, n: np.clip(np.floor(v / 16), 0, n).astype(np.int64)  # noqa: E731
+    tx0, tx1 = t0(m2[:, 0] - rx, tw), t0(m2[:, 0] + rx, tw - 1) + 1
+    ty0, ty1 = t0(m2[:, 1] - ry, th), t0(m2[:, 1] + ry, th - 1) + 1
+    ids = np.nonzero(live & (tx1 > tx0) & (ty1 > ty0) & (m2[:, 0] + rx >= 0) & (m2[:, 1] + ry >= 0))[0]
+    g, tile = rectangles(ids, tx0[ids], tx1[ids], ty0[ids], ty1[ids], tw)
+    tx, ty = tile % tw, tile // tw
+    x_lo, x_hi = 16 * tx + 0.5, np.minimum(16 * tx + 16, W) - 0.5
+    y_lo, y_hi = 16 * ty + 0.5, np.minimum(16 * ty + 16, H) - 0.5
+    near = min_over_rect(cn[g, 0], cn[g, 1], cn[g, 2], m2[g, 0] - x_hi, m2[g, 0] - x_lo, m2[g, 1] - y_hi,
+                         m2[g, 1] - y_lo) <= tau[g]
+    g, tx, ty = g[near], tx[near], ty[near]
+    return rectangles(g, 16 * tx, np.minimum(16 * tx + 16, W), 16 * ty, np.minimum(16 * ty + 16, H), W)
+
+
+def render_torch_reference(ti, torch, raw, cam, degree, mode, amax, sigma_cap=None):
     """(rgb [H,W,3], alpha [H,W]) of gsplat's rasterization() on a black background, in float64
     through gsplat's torch reference (module docstring); differentiable in raw's tensors."""
     f64 = torch.float64
@@ -151,19 +208,7 @@ def render_torch_reference(ti, torch, raw, cam, degree, mode, amax):
         m2, cn, o, z = (t.numpy() for t in (means2d, conics, opac, depths))
         live = (radii[0] > 0).all(-1).numpy() & (z > 0.01) & (o >= 1 / 255)
         level = np.log(np.where(live, o, 1.0) * 255)  # alpha >= 1/255 where sigma <= level
-        det = cn[:, 0] * cn[:, 2] - cn[:, 1] ** 2
-        rx, ry = np.sqrt(2 * level * cn[:, 2] / det), np.sqrt(2 * level * cn[:, 0] / det)
-        x0, x1 = (np.clip(f, 0, W).astype(np.int64) for f in (np.floor(m2[:, 0] - rx), np.ceil(m2[:, 0] + rx)))
-        y0, y1 = (np.clip(f, 0, H).astype(np.int64) for f in (np.floor(m2[:, 1] - ry), np.ceil(m2[:, 1] + ry)))
-        ids = np.nonzero(live & (x1 > x0) & (y1 > y0))[0]
-        bw, area = x1[ids] - x0[ids], (x1[ids] - x0[ids]) * (y1[ids] - y0[ids])
-        if area.sum() > MAX_CANDIDATES:
-            sys.exit(f"{area.sum():,} (Gaussian, pixel) candidates in a {W}x{H} view, more than --torch-reference "
-                     f"takes ({MAX_CANDIDATES:,}): try --downscale 2 or more")
-        gs = np.repeat(ids, area)
-        k = np.arange(area.sum()) - np.repeat(np.cumsum(area) - area, area)  # the index within the box
-        bw = np.repeat(bw, area)
-        px = (y0[gs] + k // bw) * W + x0[gs] + k % bw
+        gs, px = candidate_pairs(m2, cn, live, level, W, H, sigma_cap)
         dx, dy = px % W + 0.5 - m2[gs, 0], px // W + 0.5 - m2[gs, 1]
         sigma = 0.5 * (cn[gs, 0] * dx * dx + cn[gs, 2] * dy * dy) + cn[gs, 1] * dx * dy
         alpha = np.minimum(amax, o[gs] * np.exp(-sigma))
@@ -217,6 +262,10 @@ def main(argv=None):
             sys.exit(f"--views: {bad} not in 0..{len(cams) - 1}")
     else:
         views = sorted({(k * len(cams)) // 4 for k in range(4)})
+    if not args.torch_reference and (args.max_alpha is not None or args.sigma_cap is not None):
+        sys.exit("--max-alpha and --sigma-cap set --torch-reference's rasterizer: give --torch-reference too")
+    if args.sigma_cap is not None and not args.sigma_cap > 0:
+        sys.exit(f"--sigma-cap: {args.sigma_cap} is not positive")
     if not args.downscale >= 1:
         sys.exit(f"--downscale: {args.downscale} is not 1 or more")
     if args.downscale != 1:
@@ -268,7 +317,7 @@ def main(argv=None):
         for p in raw.values():
             p.grad = None
         if args.torch_reference:
-            rgb, alpha = render_torch_reference(ti, torch, raw, cam, degree, args.mode, max_alpha)
+            rgb, alpha = render_torch_reference(ti, torch, raw, cam, degree, args.mode, max_alpha, args.sigma_cap)
             loss = (rgb * torch.from_numpy(w).to(torch.float64)).sum()
         else:
             viewmat = np.eye(4, dtype=np.float32)
