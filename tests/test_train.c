@@ -1308,13 +1308,13 @@ SPLAT_TEST(train_progress_reports)
         /* The rate is the steps over the time in runs so far, not the last steps' rate: the test's
          * own clock around the runs, read as each report came, says how long that was. The trainer
          * reads its clock just inside the test's, so its time can be short only by a call or a
-         * preemption; the first steps' warm-up is in both (a whole run's rate would not bound an
-         * early report: a loaded machine's first second went at half of it). Before a second in
-         * runs only a run's last report has a rate. */
+         * preemption (0.1 s allowed); the first steps' warm-up is in both (a whole run's rate
+         * would not bound an early report: a loaded machine's first second went at half of it).
+         * Before a second in runs only a run's last report has a rate. */
         double in_runs = k < first_of_second ? log->when[k] - t0 : (t1 - t0) + (log->when[k] - t_between);
         double reported = p->iters_per_sec > 0 ? p->step / p->iters_per_sec : 0;
-        T_CHECK(p->iters_per_sec == 0 ? in_runs < 1.05
-                                      : reported <= in_runs + 1e-6 && reported >= in_runs - 0.03 - 0.01 * in_runs &&
+        T_CHECK(p->iters_per_sec == 0 ? in_runs < 1.1
+                                      : reported <= in_runs + 1e-6 && reported >= in_runs - 0.1 - 0.01 * in_runs &&
                                             (reported >= 1.0 - 1e-9 || p->step == 40 || p->step == 80),
                 "report %u (step %u): %.2f it/s, %u steps in %.3f s; the test's clock says %.3f s in runs", k, p->step,
                 p->iters_per_sec, p->step, reported, in_runs);
