@@ -7,6 +7,7 @@
  * receives the loss (one double) and dL/dx ([H,W,3] doubles). Exits 1 with the file and the
  * problem on bad input. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,11 +40,12 @@ int main(int argc, char **argv)
     }
     size_t got = fread(x, sizeof *x, n, f);
     got += fread(y, sizeof *y, n, f);
-    int extra = fgetc(f);
+    bool more = fgetc(f) != EOF;
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
     fclose(f);
-    if (got != 2 * n || extra != EOF) {
-        fprintf(stderr, "loss_ref: %s: not two %lux%lux3 float32 images (%zu floats, want %zu)\n", argv[3], w, h,
-                got + (extra != EOF), 2 * n);
+    if (got != 2 * n || more) {
+        fprintf(stderr, "loss_ref: %s: %ld bytes, not two %lux%lux3 float32 images (%zu bytes)\n", argv[3], size, w, h,
+                2 * n * sizeof *x);
         return 1;
     }
     splat_ref_loss_value v;
